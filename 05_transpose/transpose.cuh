@@ -1,0 +1,389 @@
+// transpose.cuh - matrix transpose, from the naive kernel to one at copy speed.
+//
+// in is rows x cols, out is cols x rows, both row-major float:
+//     out[c * rows + r] = in[r * cols + c]
+// A transpose moves the same bytes as a copy (each element read once and
+// written once), so a copy kernel is its ceiling. The only difficulty is that
+// one side of it walks memory by columns; shared memory turns that side into
+// rows. The kernels below are in teaching order; every one handles any
+// rows x cols, including 1 x N, N x 1 and sizes that are not tile multiples.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+
+namespace transpose {
+
+// The seeds' thread block for the 2D kernels: 32 x 16 threads.
+constexpr int BDIMX = 32;
+constexpr int BDIMY = 16;
+
+__host__ __device__ inline size_t at(int row, int col, int ld) { return size_t(row) * ld + col; }
+
+// ---------------------------------------------------------------------------
+// Copies: the ceiling a transpose is measured against.
+// ---------------------------------------------------------------------------
+
+// copyGmem: the seed's upper bound. Same 32 x 16 grid as the transposes, but
+// reads and writes rows, so both sides are coalesced: every warp reads and
+// writes 32 consecutive floats = one 128-byte line.
+__global__ void copyGmem(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < rows && col < cols) out[at(row, col, cols)] = in[at(row, col, cols)];
+}
+
+// copyVec4: the ceiling every row's "% of copy" is relative to. One float4
+// (16 bytes) per thread: a quarter of the instructions of a 4-byte copy, and
+// every warp moves 512 contiguous bytes. It must itself reach >= 95% of
+// cudaMemcpy, or the ceiling flatters (see the README: unrolling it to 2, 4 or
+// 8 float4 per thread measured slower on the H200, not faster).
+constexpr int kCopyThreads = 256;
+__global__ void __launch_bounds__(kCopyThreads)
+copyVec4(const float* __restrict__ in, float* __restrict__ out, size_t n) {
+    const size_t i = size_t(blockIdx.x) * kCopyThreads + threadIdx.x;
+    if (i < n / 4) reinterpret_cast<float4*>(out)[i] = reinterpret_cast<const float4*>(in)[i];
+    // The last n % 4 floats, which no float4 covers.
+    if (blockIdx.x == 0 && threadIdx.x < n % 4) out[n / 4 * 4 + threadIdx.x] = in[n / 4 * 4 + threadIdx.x];
+}
+
+// ---------------------------------------------------------------------------
+// Global memory only: one side of every transpose is strided.
+// ---------------------------------------------------------------------------
+
+// naiveGmem: reads rows (coalesced), writes columns. Consecutive threads
+// write floats `rows` apart: every warp store touches 32 different 32-byte
+// sectors to use 4 bytes of each. ncu: 4 sectors per load request, 32 per store.
+__global__ void naiveGmem(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < rows && col < cols) out[at(col, row, rows)] = in[at(row, col, cols)];
+}
+
+// naiveGmemStridedRead: the opposite trade (seed 002's transpose_global1):
+// threads are laid out over the OUTPUT, so writes are coalesced and reads are
+// strided. A strided read wastes most of each sector it fetches, but the rest
+// of that sector is often still in L1/L2 when the neighbouring column's warp
+// asks for it; a strided write has no such second chance.
+// The pointers are deliberately not __restrict__: the compiler must then
+// assume `out` may alias `in` and uses ordinary (coherent) global loads.
+__global__ void naiveGmemStridedRead(const float* in, float* out, int rows, int cols) {
+    const int ocol = blockIdx.x * blockDim.x + threadIdx.x;  // = input row
+    const int orow = blockIdx.y * blockDim.y + threadIdx.y;  // = input column
+    if (orow < cols && ocol < rows) out[at(orow, ocol, rows)] = in[at(ocol, orow, cols)];
+}
+
+// naiveGmemStridedReadLdg: the same with __ldg(), the read-only data path
+// (LDG.E.CONSTANT in SASS). With `const __restrict__` pointers the compiler
+// picks it by itself; here it is explicit. Compare its time with the one above.
+__global__ void naiveGmemStridedReadLdg(const float* in, float* out, int rows, int cols) {
+    const int ocol = blockIdx.x * blockDim.x + threadIdx.x;
+    const int orow = blockIdx.y * blockDim.y + threadIdx.y;
+    if (orow < cols && ocol < rows) out[at(orow, ocol, rows)] = __ldg(&in[at(ocol, orow, cols)]);
+}
+
+// ---------------------------------------------------------------------------
+// Shared memory: read a tile by rows, write it out by rows of the output.
+// ---------------------------------------------------------------------------
+
+// transposeSmem: a 16 x 32 tile (one element per thread). The block reads 16
+// input rows of 32 floats (coalesced), then each thread takes a new position
+// (irow, icol) in the 32 x 16 output tile, so the block writes 32 output rows
+// of 16 floats (coalesced too). Reading tile[icol][irow] walks a column of the
+// tile: 16 lanes hit one bank, a 16-way conflict (ncu: ~16x the shared load
+// wavefronts of the store side).
+// Note the barrier is reached by every thread: only the global accesses are
+// guarded, never the __syncthreads().
+__global__ void transposeSmem(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    __shared__ float tile[BDIMY][BDIMX];
+    int col = blockIdx.x * BDIMX + threadIdx.x;
+    int row = blockIdx.y * BDIMY + threadIdx.y;
+    if (row < rows && col < cols) tile[threadIdx.y][threadIdx.x] = in[at(row, col, cols)];
+
+    // The thread's place in the transposed 32 x 16 tile.
+    const int bidx = threadIdx.y * BDIMX + threadIdx.x;
+    const int irow = bidx / BDIMY, icol = bidx % BDIMY;
+    row = blockIdx.x * BDIMX + irow;  // output row = input column
+    col = blockIdx.y * BDIMY + icol;  // output column = input row
+    __syncthreads();
+    if (row < cols && col < rows) out[at(row, col, rows)] = tile[icol][irow];
+}
+
+// transposeSmemPad: the same with each tile row padded by PAD floats, which
+// shifts consecutive rows to different banks. For this 16-row tile one float
+// is not enough: the two half-warps (irow and irow + 1) would still share
+// banks pairwise, a 2-way conflict. Two floats give 32 distinct banks.
+constexpr int PAD = 2;
+__global__ void transposeSmemPad(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    __shared__ float tile[BDIMY][BDIMX + PAD];
+    int col = blockIdx.x * BDIMX + threadIdx.x;
+    int row = blockIdx.y * BDIMY + threadIdx.y;
+    if (row < rows && col < cols) tile[threadIdx.y][threadIdx.x] = in[at(row, col, cols)];
+
+    const int bidx = threadIdx.y * BDIMX + threadIdx.x;
+    const int irow = bidx / BDIMY, icol = bidx % BDIMY;
+    row = blockIdx.x * BDIMX + irow;
+    col = blockIdx.y * BDIMY + icol;
+    __syncthreads();
+    if (row < cols && col < rows) out[at(row, col, rows)] = tile[icol][irow];
+}
+
+// transposeSmemUnrollPad: two elements per thread, a 16 x 64 tile. Twice the
+// bytes in flight per thread, half the blocks. Each of the two elements has
+// its own bounds check: the seed's version tests `col + blockDim.x < cols` for
+// both, which silently drops the right edge when cols is not a multiple of 64
+// (tests/test_05_transpose.cu keeps that bug as a pitfall and catches it).
+__global__ void transposeSmemUnrollPad(const float* __restrict__ in, float* __restrict__ out, int rows,
+                                       int cols) {
+    __shared__ float tile[BDIMY][2 * BDIMX + PAD];
+    const int col = 2 * blockIdx.x * BDIMX + threadIdx.x;
+    const int row = blockIdx.y * BDIMY + threadIdx.y;
+    if (row < rows) {
+        if (col < cols) tile[threadIdx.y][threadIdx.x] = in[at(row, col, cols)];
+        if (col + BDIMX < cols) tile[threadIdx.y][threadIdx.x + BDIMX] = in[at(row, col + BDIMX, cols)];
+    }
+    const int bidx = threadIdx.y * BDIMX + threadIdx.x;
+    const int irow = bidx / BDIMY, icol = bidx % BDIMY;
+    const int orow = 2 * blockIdx.x * BDIMX + irow;
+    const int ocol = blockIdx.y * BDIMY + icol;
+    __syncthreads();
+    if (ocol < rows) {
+        if (orow < cols) out[at(orow, ocol, rows)] = tile[icol][irow];
+        if (orow + BDIMX < cols) out[at(orow + BDIMX, ocol, rows)] = tile[icol][irow + BDIMX];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Beyond the seeds.
+// ---------------------------------------------------------------------------
+
+// transposeSmemPadCoarse: the classic square tile with thread coarsening. A
+// 32 x 32 tile (padded by one float: with 32 rows, one is enough) and a
+// 32 x 8 block, so each thread moves 4 elements and issues 4 loads before the
+// barrier. Still 4-byte accesses.
+constexpr int kCoarseTile = 32, kCoarseRows = 8;
+__global__ void __launch_bounds__(kCoarseTile * kCoarseRows)
+transposeSmemPadCoarse(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    __shared__ float tile[kCoarseTile][kCoarseTile + 1];
+    const int c = blockIdx.x * kCoarseTile + threadIdx.x;
+    const int r0 = blockIdx.y * kCoarseTile + threadIdx.y;
+#pragma unroll
+    for (int k = 0; k < kCoarseTile; k += kCoarseRows)
+        if (r0 + k < rows && c < cols) tile[threadIdx.y + k][threadIdx.x] = in[at(r0 + k, c, cols)];
+    __syncthreads();
+    const int oc = blockIdx.y * kCoarseTile + threadIdx.x;  // output column = input row
+    const int or0 = blockIdx.x * kCoarseTile + threadIdx.y; // output row = input column
+#pragma unroll
+    for (int k = 0; k < kCoarseTile; k += kCoarseRows)
+        if (or0 + k < cols && oc < rows) out[at(or0 + k, oc, rows)] = tile[threadIdx.x][threadIdx.y + k];
+}
+
+// transposeSwizzleVec4: 16-byte accesses on both sides of a 64 x 64 tile.
+//
+// Load: each thread reads float4s along input rows and stores them whole into
+// the tile (16 lanes cover one 256-byte row). Store: each thread gathers four
+// floats down a tile column (4 consecutive input rows = 4 consecutive output
+// columns) and writes them as one float4 along an output row (8 lanes cover
+// 128 contiguous bytes).
+//
+// Banks. Padding cannot serve both sides: a float4 store needs rows that are
+// a multiple of 16 bytes apart, and with such a stride the column gather of
+// rows 4t+k (t = 0..7) lands on only two banks. Instead the float4 slot q of
+// tile row r is stored at slot q ^ ((r / 4) % 8), an XOR swizzle: a row's
+// eight float4s of one quarter-warp still go to eight different slots, and the
+// gather's 8 rows x 4 columns land on 32 different banks. No conflicts, no
+// wasted shared memory (see 03_bank_conflicts for the general rule).
+//
+// 16-byte accesses need 16-byte aligned rows: cols % 4 == 0 for the input and
+// rows % 4 == 0 for the output; the launcher runs transposeSmemPadCoarse for
+// other shapes. Edge tiles (partly outside the matrix) take bounds-checked
+// scalar accesses; the full-tile test is uniform across the block.
+//
+// kColumnGrid picks the order in which blocks are launched, and so which
+// tiles are in flight together. Row order (blockIdx.x along a tile row, as in
+// every kernel above): the ~500 resident blocks cover a few tile rows, so
+// reads stream along whole input rows but each output row receives only a few
+// 256-byte pieces at a time. Column order (blockIdx.x down a tile column):
+// the reverse, whole output rows are written together. Same bytes, same
+// instructions; on the H200 the column order is several percent faster,
+// because scattered writes cost DRAM more than scattered reads.
+constexpr int kVecTile = 64, kVecThreads = 512;
+constexpr int kSlotsPerRow = kVecTile / 4;  // float4 slots in a tile row
+
+// Tile row r keeps its float4 slot q at position q ^ ((r / 4) % 8).
+__host__ __device__ __forceinline__ int swizzled_slot(int r, int q) {
+    return r * kSlotsPerRow + (q ^ ((r >> 2) & 7));
+}
+
+template <bool kColumnGrid>
+__global__ void __launch_bounds__(kVecThreads)
+transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    constexpr int T = kVecTile, S = kSlotsPerRow;
+    constexpr int LOAD_ROWS = kVecThreads / S;  // 32 tile rows per load pass: 2 passes
+    constexpr int WARPS = kVecThreads / 32;
+    constexpr int UNITS = 2 * S;                // 32 units of 4 output rows x 32 output columns: 2 passes
+    __shared__ float4 tile4[T * S];
+    const float* tile = reinterpret_cast<const float*>(tile4);
+    const int r0 = (kColumnGrid ? blockIdx.x : blockIdx.y) * T;
+    const int c0 = (kColumnGrid ? blockIdx.y : blockIdx.x) * T;
+    const bool full = r0 + T <= rows && c0 + T <= cols;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+    // Load: 16 consecutive threads read one tile row, float4 by float4;
+    // both loads are issued before either is stored.
+    float4 v[T / LOAD_ROWS];
+    const int q = threadIdx.x % S, rr = threadIdx.x / S;
+#pragma unroll
+    for (int i = 0; i < T / LOAD_ROWS; ++i) {
+        const int r = r0 + i * LOAD_ROWS + rr, c = c0 + 4 * q;
+        if (full) {
+            v[i] = *reinterpret_cast<const float4*>(in + at(r, c, cols));
+        } else {
+            float e[4];
+            for (int k = 0; k < 4; ++k) e[k] = (r < rows && c + k < cols) ? in[at(r, c + k, cols)] : 0.0f;
+            v[i] = make_float4(e[0], e[1], e[2], e[3]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < T / LOAD_ROWS; ++i) tile4[swizzled_slot(i * LOAD_ROWS + rr, q)] = v[i];
+    __syncthreads();
+
+    // Store: unit u is 4 output rows (tile columns 4g .. 4g+3) x 32 output
+    // columns (tile rows 32h .. 32h+31); lane = (t, j) takes tile column
+    // 4g + j and tile rows 32h + 4t .. 32h + 4t + 3, whose swizzle key is t.
+    const int j = lane % 4, t = lane / 4;
+#pragma unroll
+    for (int i = 0; i < UNITS / WARPS; ++i) {
+        const int u = i * WARPS + warp, g = u / 2, h = u % 2;
+        const int rb = 32 * h + 4 * t;  // first of 4 tile rows = 4 output columns
+        float e[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) e[k] = tile[(rb + k) * T + 4 * (g ^ t) + j];
+        const int orow = c0 + 4 * g + j, ocol = r0 + rb;
+        if (full) {
+            *reinterpret_cast<float4*>(out + at(orow, ocol, rows)) = make_float4(e[0], e[1], e[2], e[3]);
+        } else if (orow < cols) {
+            for (int k = 0; k < 4; ++k)
+                if (ocol + k < rows) out[at(orow, ocol + k, rows)] = e[k];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Host side: launch wrappers, the kernel list, the CPU reference.
+// ---------------------------------------------------------------------------
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+inline std::string launch_string(dim3 g, dim3 b) {
+    char s[64];
+    if (g.y == 1 && b.y == 1)
+        std::snprintf(s, sizeof s, "grid(%u) block(%u)", g.x, b.x);
+    else
+        std::snprintf(s, sizeof s, "grid(%u,%u) block(%u,%u)", g.x, g.y, b.x, b.y);
+    return s;
+}
+
+using LaunchFn = std::string (*)(const float* in, float* out, int rows, int cols);
+
+struct Kernel {
+    const char* name;
+    bool is_copy;    // out is a copy of in (else its transpose)
+    LaunchFn launch; // launches on the default stream, returns the configuration
+    const char* what;
+};
+
+// The seeds' 32 x 16 launch; `over_output` lays the grid over the cols x rows output.
+template <void (*K)(const float*, float*, int, int), bool over_output = false>
+std::string launch_2d(const float* in, float* out, int rows, int cols) {
+    const int nx = over_output ? rows : cols, ny = over_output ? cols : rows;
+    const dim3 block(BDIMX, BDIMY), grid(ceil_div(nx, BDIMX), ceil_div(ny, BDIMY));
+    K<<<grid, block>>>(in, out, rows, cols);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
+inline std::string launch_copyVec4(const float* in, float* out, int rows, int cols) {
+    const size_t n = size_t(rows) * cols, per_block = size_t(kCopyThreads) * 4;
+    const dim3 grid(unsigned((n + per_block - 1) / per_block)), block(kCopyThreads);
+    copyVec4<<<grid, block>>>(in, out, n);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
+inline std::string launch_unroll(const float* in, float* out, int rows, int cols) {
+    const dim3 block(BDIMX, BDIMY), grid(ceil_div(cols, 2 * BDIMX), ceil_div(rows, BDIMY));
+    transposeSmemUnrollPad<<<grid, block>>>(in, out, rows, cols);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
+inline std::string launch_coarse(const float* in, float* out, int rows, int cols) {
+    const dim3 block(kCoarseTile, kCoarseRows), grid(ceil_div(cols, kCoarseTile), ceil_div(rows, kCoarseTile));
+    transposeSmemPadCoarse<<<grid, block>>>(in, out, rows, cols);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
+// 16-byte accesses need rows of a multiple of 4 floats (cudaMalloc'd bases
+// are 256-byte aligned); for other shapes this runs transposeSmemPadCoarse.
+template <bool kColumnGrid>
+std::string launch_vec4(const float* in, float* out, int rows, int cols) {
+    if (rows % 4 != 0 || cols % 4 != 0) return launch_coarse(in, out, rows, cols) + " (coarse: rows, cols % 4 != 0)";
+    const int tr = ceil_div(rows, kVecTile), tc = ceil_div(cols, kVecTile);
+    const dim3 block(kVecThreads), grid(kColumnGrid ? tr : tc, kColumnGrid ? tc : tr);
+    transposeSwizzleVec4<kColumnGrid><<<grid, block>>>(in, out, rows, cols);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
+// Every kernel of the chapter, in teaching order (the copies first: they are the ceiling).
+inline const std::vector<Kernel>& kernels() {
+    static const std::vector<Kernel> k = {
+        {"copyVec4", true, launch_copyVec4, "16-byte copy, one per thread: the ceiling (% of copy)"},
+        {"copyGmem", true, launch_2d<copyGmem>, "the seeds' copy on the transposes' 32x16 grid"},
+        {"naiveGmem", false, launch_2d<naiveGmem>, "coalesced read, strided write"},
+        {"naiveGmemStridedRead", false, launch_2d<naiveGmemStridedRead, true>, "strided read, coalesced write"},
+        {"naiveGmemStridedReadLdg", false, launch_2d<naiveGmemStridedReadLdg, true>, "the same through __ldg"},
+        {"transposeSmem", false, launch_2d<transposeSmem>, "shared-memory tile, 16-way bank conflicts"},
+        {"transposeSmemPad", false, launch_2d<transposeSmemPad>, "tile rows padded by 2 floats"},
+        {"transposeSmemUnrollPad", false, launch_unroll, "two elements per thread, 16x64 tile"},
+        {"transposeSmemPadCoarse", false, launch_coarse, "32x32 tile, 4 elements per thread"},
+        {"transposeSwizzleVec4", false, launch_vec4<false>, "64x64 tile, float4 both ways, XOR swizzle"},
+        {"transposeSwizzleVec4ColGrid", false, launch_vec4<true>, "the same, blocks launched down tile columns"},
+    };
+    return k;
+}
+
+inline const Kernel* find_kernel(const std::string& name) {
+    for (const Kernel& k : kernels()) if (name == k.name) return &k;
+    return nullptr;
+}
+
+// CPU reference, in 32 x 32 blocks so that neither side thrashes the cache.
+inline void transpose_cpu(const float* in, float* out, int rows, int cols) {
+    constexpr int B = 32;
+    for (int r0 = 0; r0 < rows; r0 += B)
+        for (int c0 = 0; c0 < cols; c0 += B)
+            for (int r = r0; r < rows && r < r0 + B; ++r)
+                for (int c = c0; c < cols && c < c0 + B; ++c) out[at(c, r, rows)] = in[at(r, c, cols)];
+}
+
+// Limits of the command line: grid.y is at most 65535 blocks of 16 rows, and
+// one matrix at most 2^31 floats (8 GiB; the program holds two on the GPU).
+constexpr int64_t kMaxDim = 65535LL * BDIMY;
+constexpr int64_t kMaxElements = int64_t(1) << 31;
+
+// "" if rows x cols can run, else why not (checked before any GPU work).
+inline std::string check_shape(int64_t rows, int64_t cols) {
+    if (rows < 1 || cols < 1 || rows > kMaxDim || cols > kMaxDim)
+        return "rows and cols must be in [1, " + std::to_string(kMaxDim) + "]";
+    if (rows * cols > kMaxElements)
+        return std::to_string(rows) + " x " + std::to_string(cols) + " is more than 2^31 elements";
+    return "";
+}
+
+}  // namespace transpose

@@ -1,0 +1,107 @@
+# One program per chapter (NN_name/name.cu -> ./name), one GoogleTest binary
+# per chapter (tests/test_NN_name.cu -> build/tests/test_NN_name).
+#
+#   make                      build every chapter's program
+#   make 05_transpose         build ./transpose
+#   make test                 build and run the tests; ends with "N passed, N failed, N skipped"
+#   make test CHAPTERS=05_transpose    only that chapter (plus the common tests)
+#   make bench | plots | sanitize | profile | clean
+#
+# ARCH defaults to the GPU in this machine (native), or sm_90 (the H200 the
+# results come from) where there is none; `make ARCH=sm_80` overrides.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+NVCC   ?= nvcc
+CXX    ?= g++
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' >/dev/null 2>&1 && { echo $$p; break; }; done)
+NCU    ?= ncu
+SANITIZER ?= compute-sanitizer
+
+ifeq ($(origin ARCH),undefined)
+  ARCH := $(shell nvidia-smi -L >/dev/null 2>&1 && echo native || echo sm_90)
+endif
+
+NVFLAGS  := -std=c++17 -O3 -lineinfo -arch=$(ARCH) -I. -Xcompiler -Wall,-Wextra $(EXTRA_NVFLAGS)
+CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -I.
+GTEST    := -lgtest -lgtest_main -lpthread
+
+# Every folder named NN_something is a chapter; `make test CHAPTERS=...` narrows it.
+CHAPTERS ?= $(patsubst %/,%,$(sort $(wildcard [0-9][0-9]_*/)))
+prog      = $(patsubst $(firstword $(subst _, ,$(1)))_%,%,$(1))
+PROGRAMS := $(foreach c,$(CHAPTERS),$(call prog,$(c)))
+TESTS    := build/tests/test_common build/tests/test_programs \
+            $(foreach c,$(CHAPTERS),$(if $(wildcard tests/test_$(c).cu),build/tests/test_$(c)))
+COMMON   := $(wildcard common/*.cuh common/*.hpp)
+
+# Libraries a chapter's program links beyond the CUDA runtime.
+LDLIBS_matmul := -lcublas
+
+.PHONY: all test bench plots readme-tables sanitize profile clean check-nvcc check-gtest check-matplotlib \
+        $(CHAPTERS)
+
+all: $(CHAPTERS)
+
+define chapter_rules
+$(1): $(call prog,$(1))
+$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh) $$(COMMON) | check-nvcc
+	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
+build/tests/test_$(1): tests/test_$(1).cu tests/gpu_test.hpp $$(wildcard $(1)/*.cuh) $$(COMMON) | check-nvcc check-gtest
+	@mkdir -p build/tests
+	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
+endef
+$(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$(c))))
+
+build/tests/test_common: tests/test_common.cpp $(COMMON) | check-gtest
+	@mkdir -p build/tests
+	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
+
+build/tests/test_programs: tests/test_programs.cpp | check-gtest
+	@mkdir -p build/tests
+	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
+
+test: $(TESTS) $(PROGRAMS)
+	@PROGRAMS="$(PROGRAMS)" tests/run.sh $(TESTS)
+
+# Every program's size sweep, recorded as NN_name/results/<gpu>.csv.
+GPU_TAG = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | \
+            sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z')
+bench: $(PROGRAMS)
+	@test -n "$(GPU_TAG)" || { echo "make bench: no GPU found (nvidia-smi)"; exit 1; }
+	@set -e; for c in $(CHAPTERS); do \
+	    mkdir -p $$c/results; ./$${c#*_} --sweep --csv $$c/results/$(GPU_TAG).csv; done
+
+# PNG plots beside each results CSV, and the README tables made from the same CSVs.
+plots: | check-matplotlib
+	@set -e; for f in $(wildcard $(addsuffix /results/*.csv,$(CHAPTERS))); do \
+	    case $$f in *_ncu.csv) continue;; esac; \
+	    c=$${f%%/*}; if [ -f $$c/plot.py ]; then $(PYTHON) $$c/plot.py $$f; else $(PYTHON) common/plot.py $$f; fi; done
+	@$(MAKE) --no-print-directory readme-tables
+
+readme-tables:
+	@python3 common/readme_table.py $(CHAPTERS)
+
+# compute-sanitizer on every program at the small size in NN_name/sanitize.args.
+SANITIZE_TOOLS ?= memcheck racecheck synccheck initcheck
+sanitize: $(PROGRAMS)
+	@mkdir -p build/sanitize; set -e; fails=0; for c in $(CHAPTERS); do p=$${c#*_}; \
+	    args=$$(cat $$c/sanitize.args 2>/dev/null); for t in $(SANITIZE_TOOLS); do \
+	    log=build/sanitize/$$p.$$t.log; \
+	    if $(SANITIZER) --tool $$t --error-exitcode 99 ./$$p $$args >$$log 2>&1; then r=clean; else r="FAILED (see $$log)"; fails=1; fi; \
+	    printf '%-18s %-10s %-44s %s\n' "$$p $$args" $$t "$$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' $$log | tail -n 1 | sed 's/=* *//')" "$$r"; \
+	    done; done; exit $$fails
+
+# Hardware counters (ncu) for the chapters that define NN_name/profile.sh.
+profile: $(PROGRAMS)
+	@set -e; for c in $(CHAPTERS); do if [ -x $$c/profile.sh ]; then NCU=$(NCU) $$c/profile.sh ./$${c#*_}; fi; done
+
+clean:
+	rm -rf build $(foreach c,$(patsubst %/,%,$(wildcard [0-9][0-9]_*/)),$(call prog,$(c)))
+
+check-nvcc:
+	@command -v $(NVCC) >/dev/null 2>&1 || { echo "nvcc not found: install the CUDA Toolkit (12.x or 13.x) and put its bin/ on PATH"; exit 1; }
+check-gtest:
+	@echo '#include <gtest/gtest.h>' | $(CXX) -x c++ -std=c++17 -fsyntax-only - >/dev/null 2>&1 || { echo "GoogleTest not found: install libgtest-dev (apt-get install libgtest-dev)"; exit 1; }
+check-matplotlib:
+	@test -n "$(PYTHON)" || { echo "matplotlib not found: install python3-matplotlib (apt-get install python3-matplotlib)"; exit 1; }

@@ -1,0 +1,39 @@
+// buffer.cuh - an owning device array, and poisoning.
+#pragma once
+#include <cstddef>
+#include <vector>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+
+namespace common {
+
+// cudaMalloc'd array of n T, freed when it goes out of scope (so a failed
+// test does not leak). cudaMalloc memory is aligned to 256 bytes, which the
+// 16-byte vector loads in the kernels rely on.
+template <class T>
+class DeviceBuffer {
+  public:
+    explicit DeviceBuffer(size_t n) : n_(n) { CHECK(cudaMalloc(&p_, bytes() ? bytes() : 1)); }
+    ~DeviceBuffer() { cudaFree(p_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    T* get() const { return p_; }
+    size_t size() const { return n_; }
+    size_t bytes() const { return n_ * sizeof(T); }
+
+    void upload(const std::vector<T>& h) { CHECK(cudaMemcpy(p_, h.data(), bytes(), cudaMemcpyHostToDevice)); }
+    void download(std::vector<T>& h) const {
+        h.resize(n_);
+        CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+    }
+    // Every byte 0xFF: a float or double NaN, an integer -1. Done before each
+    // kernel runs, so an output element the kernel never writes cannot pass.
+    void poison() { CHECK(cudaMemset(p_, 0xFF, bytes())); }
+
+  private:
+    T* p_ = nullptr;
+    size_t n_;
+};
+
+}  // namespace common

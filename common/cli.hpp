@@ -1,0 +1,176 @@
+// cli.hpp - command-line options with validation, and the flags every program shares.
+//
+// Every value is checked before any GPU work starts: a bad value prints a
+// one-line reason plus the usage on stderr and exits with 2. parse() itself
+// never exits, so it can be unit-tested; parse_or_exit() is what main() calls.
+#pragma once
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace common {
+
+class Cli {
+  public:
+    Cli(std::string program, std::string summary)
+        : program_(std::move(program)), summary_(std::move(summary)) {}
+
+    // --name N, an integer in [lo, hi]. "2^K" is accepted for powers of two.
+    Cli& option(const std::string& name, int64_t* dst, const std::string& help, int64_t lo, int64_t hi) {
+        opts_.push_back({name, help, Kind::Int, dst, nullptr, nullptr, lo, hi, {}});
+        return *this;
+    }
+    // --name TEXT, optionally restricted to a list of choices.
+    Cli& option(const std::string& name, std::string* dst, const std::string& help,
+                std::vector<std::string> choices = {}) {
+        opts_.push_back({name, help, Kind::Text, nullptr, dst, nullptr, 0, 0, std::move(choices)});
+        return *this;
+    }
+    // --name, a switch.
+    Cli& flag(const std::string& name, bool* dst, const std::string& help) {
+        opts_.push_back({name, help, Kind::Flag, nullptr, nullptr, dst, 0, 0, {}});
+        return *this;
+    }
+
+    // Returns "" on success, else the reason. Accepts "--name value" and "--name=value".
+    std::string parse(int argc, const char* const* argv) {
+        command_line_.clear();
+        for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + std::string(argv[i]);
+        for (int i = 1; i < argc; ++i) {
+            std::string arg = argv[i], value;
+            if (arg == "--help" || arg == "-h") { help_ = true; continue; }
+            if (arg.rfind("--", 0) != 0) return "unexpected argument '" + arg + "'";
+            const size_t eq = arg.find('=');
+            const bool inline_value = eq != std::string::npos;
+            if (inline_value) { value = arg.substr(eq + 1); arg = arg.substr(0, eq); }
+            const Opt* o = find(arg.substr(2));
+            if (!o) return "unknown option '" + arg + "'";
+            if (o->kind == Kind::Flag) {
+                if (inline_value) return arg + " takes no value";
+                *o->flag = true;
+                continue;
+            }
+            if (!inline_value) {
+                if (i + 1 >= argc) return arg + " needs a value";
+                value = argv[++i];
+            }
+            const std::string err = o->kind == Kind::Int ? set_int(*o, value) : set_text(*o, value);
+            if (!err.empty()) return err;
+        }
+        return "";
+    }
+
+    bool help_requested() const { return help_; }
+    const std::string& command_line() const { return command_line_; }
+
+    std::string usage() const {
+        std::string u = "usage: " + program_ + " [options]\n" + summary_ + "\n\noptions:\n";
+        for (const Opt& o : opts_) {
+            std::string left = "  --" + o.name + (o.kind == Kind::Int ? " N" : o.kind == Kind::Text ? " TEXT" : "");
+            left.resize(left.size() < 22 ? 22 : left.size() + 1, ' ');
+            u += left + o.help + default_of(o) + "\n";
+        }
+        return u + "  --help              this text\n";
+    }
+
+    // What main() calls: exits 0 after --help, 2 after a bad command line.
+    void parse_or_exit(int argc, const char* const* argv) {
+        const std::string err = parse(argc, argv);
+        if (!err.empty()) {
+            std::fprintf(stderr, "%s: %s\n\n%s", program_.c_str(), err.c_str(), usage().c_str());
+            std::exit(2);
+        }
+        if (help_) { std::printf("%s", usage().c_str()); std::exit(0); }
+    }
+
+  private:
+    enum class Kind { Int, Text, Flag };
+    struct Opt {
+        std::string name, help;
+        Kind kind;
+        int64_t* i;
+        std::string* s;
+        bool* flag;
+        int64_t lo, hi;
+        std::vector<std::string> choices;
+    };
+
+    const Opt* find(const std::string& name) const {
+        for (const Opt& o : opts_) if (o.name == name) return &o;
+        return nullptr;
+    }
+
+    static std::string set_int(const Opt& o, const std::string& v) {
+        const std::string bad = "--" + o.name + " expects an integer in [" + std::to_string(o.lo) + ", " +
+                                std::to_string(o.hi) + "], got '" + v + "'";
+        int64_t x = 0;
+        if (v.size() > 2 && v[0] == '2' && v[1] == '^') {  // 2^K
+            int64_t k = 0;
+            if (!parse_int(v.substr(2), &k) || k < 0 || k > 62) return bad;
+            x = int64_t(1) << k;
+        } else if (!parse_int(v, &x)) {
+            return bad;
+        }
+        if (x < o.lo || x > o.hi) return bad;
+        *o.i = x;
+        return "";
+    }
+
+    static bool parse_int(const std::string& v, int64_t* out) {
+        if (v.empty() || v.find_first_not_of("+-0123456789") != std::string::npos) return false;
+        errno = 0;
+        char* end = nullptr;
+        const long long x = std::strtoll(v.c_str(), &end, 10);
+        if (errno == ERANGE || *end != '\0') return false;  // overflow, or "12abc"
+        *out = x;
+        return true;
+    }
+
+    static std::string set_text(const Opt& o, const std::string& v) {
+        if (!o.choices.empty()) {
+            bool ok = false;
+            std::string list;
+            for (const std::string& c : o.choices) { ok |= c == v; list += (list.empty() ? "" : ", ") + c; }
+            if (!ok) return "--" + o.name + " must be one of {" + list + "}, got '" + v + "'";
+        }
+        *o.s = v;
+        return "";
+    }
+
+    static std::string default_of(const Opt& o) {
+        if (o.kind == Kind::Int) return " (default " + std::to_string(*o.i) + ")";
+        if (o.kind == Kind::Text && !o.s->empty()) return " (default " + *o.s + ")";
+        return "";
+    }
+
+    std::string program_, summary_, command_line_;
+    std::vector<Opt> opts_;
+    bool help_ = false;
+};
+
+// The options every chapter's program takes (CONVENTIONS.md section 3).
+struct CommonOptions {
+    int64_t reps = 20;    // timed repetitions; the median is reported
+    int64_t warmup = 3;   // untimed launches first (module load, clocks, caches)
+    int64_t seed = 1;     // input data seed
+    int64_t device = 0;   // CUDA device ordinal
+    std::string csv;      // write the results here as CSV
+    std::string kernel;   // run only this kernel (and the baseline)
+    bool sweep = false;   // run the chapter's standard size sweep instead of one size
+};
+
+// `kernels`: the chapter's kernel names, the only values --kernel accepts.
+inline void add_common_options(Cli& cli, CommonOptions& c, std::vector<std::string> kernels = {}) {
+    cli.option("reps", &c.reps, "timed repetitions, median reported", 1, 100000)
+        .option("warmup", &c.warmup, "untimed warm-up launches", 0, 100000)
+        .option("seed", &c.seed, "random input seed", 0, INT64_MAX)
+        .option("device", &c.device, "CUDA device to run on", 0, 1023)
+        .option("csv", &c.csv, "write the results to this CSV file (with a metadata header)")
+        .option("kernel", &c.kernel, "run only this kernel (the baseline still runs)", std::move(kernels))
+        .flag("sweep", &c.sweep, "run the chapter's size sweep (what `make bench` records)");
+}
+
+}  // namespace common

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""plot.py CSV - throughput against problem size, one line per kernel, saved as CSV's name .png.
+
+The x axis is the `size` column (elements, log scale); the y axis the rate column (GB/s or
+GFLOP/s). A chapter with a plot of its own keeps it in NN_name/plot.py.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plot(path, out=None, title=None):
+    meta, rows = results.read(path)
+    rate = results.rate_column(rows)
+    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for k in kernels:
+        pts = sorted((float(r["size"]), float(r[rate]), r["problem"]) for r in rows if r["kernel"] == k)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k,
+                linestyle="--" if k.startswith(("cuda", "copy", "cub", "cublas")) else "-")
+    problems = sorted({(float(r["size"]), r["problem"]) for r in rows})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([p[0] for p in problems])
+    ax.set_xticklabels([p[1] for p in problems], rotation=30, ha="right", fontsize=8)
+    ax.set_xlabel("problem")
+    ax.set_ylabel(rate.replace("_per_", "/"))
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title or "%s on %s (%s)" % (os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(path)))),
+                                           meta.get("gpu", "?"), meta.get("date", "?")[:10]))
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    out = out or os.path.splitext(path)[0] + ".png"
+    fig.savefig(out, dpi=110)
+    print("wrote", out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: plot.py RESULTS.csv")
+    plot(sys.argv[1])

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""readme_table.py [--check] CHAPTER... - write each chapter README's results tables from its CSVs.
+
+In NN_name/README.md, the text between
+    <!-- results:GPU:begin -->  and  <!-- results:GPU:end -->
+is replaced by a table of NN_name/results/GPU.csv at its default problem (the CSV's
+`default_problem` metadata, else its first problem), and the text between
+    <!-- sweep:GPU:begin -->    and  <!-- sweep:GPU:end -->
+by a kernel x problem table of the throughput. --check changes nothing and exits 1 if a
+README is not what its CSV gives (CI runs it: the tables are generated, never typed).
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
+
+def main_table(meta, rows):
+    rate, peer = results.rate_column(rows), results.peer_column(rows)
+    problem = meta.get("default_problem") or rows[0]["problem"]
+    unit = rate.replace("_per_", "/")
+    out = ["%s, %s, CUDA %s, driver %s, %s. Command: `%s`." % (
+               problem, meta.get("gpu", "?"), meta.get("cuda_runtime", "?"), meta.get("driver", "?"),
+               meta.get("date", "?")[:10], meta.get("command", "?")),
+           "",
+           "| kernel | launch | ms | %s | %% of %s | max err | result |" % (unit, peer[len("pct_of_"):]),
+           "|---|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        if r["problem"] != problem:
+            continue
+        pct = "%.1f%%" % float(r[peer]) if r[peer] else "-"
+        out.append("| `%s` | %s | %.4f | %.0f | %s | %s | %s |" % (
+            r["kernel"], r["launch"], float(r["ms"]), float(r[rate]), pct, r["max_err"], r["result"]))
+    return "\n".join(out)
+
+
+def sweep_table(meta, rows):
+    rate = results.rate_column(rows)
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    value = {(r["kernel"], r["problem"]): r for r in rows}
+    out = ["%s by problem (%s):" % (rate.replace("_per_", "/"), meta.get("gpu", "?")), "",
+           "| kernel | " + " | ".join(problems) + " |",
+           "|---|" + "---:|" * len(problems)]
+    for k in kernels:
+        cells = []
+        for p in problems:
+            r = value.get((k, p))
+            cells.append("-" if r is None else "%.0f%s" % (float(r[rate]), "" if r["result"] == "PASS" else " FAIL"))
+        out.append("| `%s` | " % k + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def render(readme_text, chapter):
+    def replace(kind, make):
+        nonlocal readme_text
+        pattern = re.compile(r"(<!-- %s:([\w.-]+):begin -->\n).*?(<!-- %s:\2:end -->)" % (kind, kind), re.S)
+
+        def sub(m):
+            csv_path = os.path.join(chapter, "results", m.group(2) + ".csv")
+            meta, rows = results.read(csv_path)
+            return m.group(1) + make(meta, rows) + "\n" + m.group(3)
+        readme_text = pattern.sub(sub, readme_text)
+    replace("results", main_table)
+    replace("sweep", sweep_table)
+    return readme_text
+
+
+def main(argv):
+    check = "--check" in argv
+    stale = []
+    for chapter in [a for a in argv if a != "--check"]:
+        path = os.path.join(chapter, "README.md")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            old = f.read()
+        new = render(old, chapter)
+        if new != old:
+            if check:
+                stale.append(path)
+            else:
+                with open(path, "w") as f:
+                    f.write(new)
+                print("updated", path)
+    for p in stale:
+        print("%s: results tables differ from its CSV; run `make readme-tables`" % p)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

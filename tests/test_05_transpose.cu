@@ -1,0 +1,165 @@
+// Every 05_transpose kernel against the CPU transpose, at shapes chosen to
+// break edge handling: 1 x 1, single rows and columns, primes, one less and
+// one more than each tile side, non-square, and one large matrix.
+#include <string>
+#include <vector>
+#include <gtest/gtest.h>
+#include "05_transpose/transpose.cuh"
+#include "common/buffer.cuh"
+#include "common/data.hpp"
+#include "common/verify.hpp"
+#include "tests/gpu_test.hpp"
+
+namespace {
+
+struct Shape { int rows, cols; };
+
+const std::vector<Shape> kShapes = {
+    {1, 1},    {1, 4099}, {4099, 1}, {2, 3},     {15, 31},   {16, 32},   {17, 33},  {33, 31},
+    {31, 65},  {63, 64},  {64, 64},  {65, 65},   {8, 4},     {4, 1024},  {252, 260}, {127, 129},
+    {1000, 777}, {777, 1000}, {4096, 4096}};
+
+// Runs kernel k on fresh random data (poisoned output) and compares with the CPU.
+common::Comparison run(const transpose::Kernel& k, Shape s, uint64_t seed) {
+    const size_t n = size_t(s.rows) * s.cols;
+    std::vector<float> in(n), ref(n), got;
+    common::fill_uniform(in.data(), n, seed, -100.0f, 100.0f);
+    if (k.is_copy) ref = in; else transpose::transpose_cpu(in.data(), ref.data(), s.rows, s.cols);
+    common::DeviceBuffer<float> d_in(n), d_out(n);
+    d_in.upload(in);
+    d_out.poison();
+    k.launch(d_in.get(), d_out.get(), s.rows, s.cols);
+    CHECK(cudaDeviceSynchronize());
+    d_out.download(got);
+    return common::compare(got.data(), ref.data(), n);  // exact: a transpose moves bits
+}
+
+class TransposeKernel : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+
+TEST_P(TransposeKernel, MatchesCpu) {
+    SKIP_WITHOUT_GPU();
+    const transpose::Kernel& k = transpose::kernels()[std::get<0>(GetParam())];
+    const Shape s = std::get<1>(GetParam());
+    const uint64_t seed = 1000003ull * s.rows + s.cols + 7919ull * std::get<0>(GetParam());
+    const common::Comparison c = run(k, s, seed);
+    EXPECT_TRUE(c.pass()) << k.name << " on " << s.rows << "x" << s.cols << ": " << c.mismatches << " of "
+                          << c.n << " wrong, first at " << c.first_bad;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllKernelsAllShapes, TransposeKernel,
+    ::testing::Combine(::testing::Range(0, int(transpose::kernels().size())), ::testing::ValuesIn(kShapes)),
+    [](const ::testing::TestParamInfo<TransposeKernel::ParamType>& p) {
+        const Shape s = std::get<1>(p.param);
+        return std::string(transpose::kernels()[std::get<0>(p.param)].name) + "_" + std::to_string(s.rows) +
+               "x" + std::to_string(s.cols);
+    });
+
+// ---- A deliberately wrong kernel must be caught -------------------------
+// Seed 000's transposeSmemUnrollPad guards both of a thread's elements with
+// `col + blockDim.x < cols`: where the second element is out of range the
+// first one is dropped too. On tile multiples it is right, which is why tests
+// that only use sizes like 1024 x 1024 never see it.
+__global__ void transposeSmemUnrollPadSeedBug(const float* in, float* out, int rows, int cols) {
+    using namespace transpose;
+    __shared__ float tile[BDIMY][2 * BDIMX + PAD];
+    unsigned col = 2 * blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < rows && col + blockDim.x < cols) {  // the seed's guard
+        tile[threadIdx.y][threadIdx.x] = in[at(row, col, cols)];
+        tile[threadIdx.y][threadIdx.x + blockDim.x] = in[at(row, col + blockDim.x, cols)];
+    }
+    unsigned bidx = threadIdx.y * blockDim.x + threadIdx.x, irow = bidx / blockDim.y, icol = bidx % blockDim.y;
+    row = 2 * blockIdx.x * blockDim.x + irow;
+    col = blockIdx.y * blockDim.y + icol;
+    __syncthreads();
+    if (row + blockDim.x < cols && col < rows) {
+        out[at(row, col, rows)] = tile[icol][irow];
+        out[at(row + blockDim.x, col, rows)] = tile[icol][irow + blockDim.x];
+    }
+}
+
+std::string launch_seed_bug(const float* in, float* out, int rows, int cols) {
+    using namespace transpose;
+    const dim3 block(BDIMX, BDIMY), grid(ceil_div(cols, 2 * BDIMX), ceil_div(rows, BDIMY));
+    transposeSmemUnrollPadSeedBug<<<grid, block>>>(in, out, rows, cols);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
+TEST(TransposePitfall, SeedUnrollGuardIsCaughtOffTileMultiples) {
+    SKIP_WITHOUT_GPU();
+    const transpose::Kernel bug{"seedBug", false, launch_seed_bug, ""};
+    EXPECT_TRUE(run(bug, {1024, 1024}, 1).pass()) << "on tile multiples the seed's kernel is right";
+    for (Shape s : {Shape{33, 31}, Shape{1000, 777}, Shape{1, 4099}}) {
+        const common::Comparison c = run(bug, s, 2);
+        EXPECT_FALSE(c.pass()) << "the dropped edge at " << s.rows << "x" << s.cols << " went unnoticed";
+        EXPECT_GT(c.mismatches, 0u);
+    }
+}
+
+// ---- CPU-only ------------------------------------------------------------
+TEST(TransposeCpu, ReferenceOnASmallMatrix) {
+    const float in[2 * 3] = {1, 2, 3, 4, 5, 6};  // 2 x 3
+    float out[3 * 2] = {};
+    transpose::transpose_cpu(in, out, 2, 3);
+    const float want[3 * 2] = {1, 4, 2, 5, 3, 6};
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]) << i;
+}
+
+TEST(TransposeCpu, ReferenceIsAnInvolution) {
+    const int rows = 67, cols = 45;
+    std::vector<float> a(rows * cols), t(rows * cols), back(rows * cols);
+    common::fill_uniform(a.data(), a.size(), 3, -1.0f, 1.0f);
+    transpose::transpose_cpu(a.data(), t.data(), rows, cols);
+    transpose::transpose_cpu(t.data(), back.data(), cols, rows);
+    EXPECT_EQ(a, back);
+}
+
+TEST(TransposeCpu, ShapeLimits) {
+    EXPECT_EQ(transpose::check_shape(1, 1), "");
+    EXPECT_EQ(transpose::check_shape(8192, 8192), "");
+    EXPECT_NE(transpose::check_shape(0, 5), "");
+    EXPECT_NE(transpose::check_shape(5, -1), "");
+    EXPECT_NE(transpose::check_shape(transpose::kMaxDim + 1, 1), "");
+    EXPECT_NE(transpose::check_shape(1000000, 1000000), "");  // 10^12 elements
+}
+
+TEST(TransposeCpu, SwizzleIsAPermutationOfEachRow) {
+    for (int r = 0; r < transpose::kVecTile; ++r) {
+        std::vector<int> seen(transpose::kSlotsPerRow, 0);
+        for (int q = 0; q < transpose::kSlotsPerRow; ++q) {
+            const int slot = transpose::swizzled_slot(r, q) - r * transpose::kSlotsPerRow;
+            ASSERT_GE(slot, 0);
+            ASSERT_LT(slot, transpose::kSlotsPerRow);
+            ++seen[slot];
+        }
+        for (int c : seen) EXPECT_EQ(c, 1) << "row " << r;
+    }
+}
+
+// The swizzle's promise, checked with the bank rule (bank = 4-byte word % 32):
+// the store phase's quarter-warps (8 float4s of one row) and the gather's
+// 8 rows x 4 columns each touch 32 different banks.
+TEST(TransposeCpu, SwizzleGivesConflictFreeBanks) {
+    using namespace transpose;
+    for (int r = 0; r < kVecTile; ++r)
+        for (int q0 = 0; q0 < kSlotsPerRow; q0 += 8) {
+            std::vector<int> bank_use(32, 0);
+            for (int q = q0; q < q0 + 8; ++q)
+                for (int k = 0; k < 4; ++k) ++bank_use[(4 * swizzled_slot(r, q) + k) % 32];
+            for (int b : bank_use) EXPECT_EQ(b, 1) << "row " << r << " slots " << q0 << "..";
+        }
+    for (int g = 0; g < kSlotsPerRow; ++g)
+        for (int h = 0; h < 2; ++h)
+            for (int k = 0; k < 4; ++k) {
+                std::vector<int> bank_use(32, 0);
+                for (int t = 0; t < 8; ++t)
+                    for (int j = 0; j < 4; ++j) {
+                        const int row = 32 * h + 4 * t + k, col = 4 * g + j;
+                        ++bank_use[(4 * swizzled_slot(row, col / 4) + col % 4) % 32];
+                    }
+                for (int b : bank_use) EXPECT_EQ(b, 1) << "gather g=" << g << " h=" << h << " k=" << k;
+            }
+}
+
+}  // namespace

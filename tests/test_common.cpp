@@ -1,0 +1,159 @@
+// The host-side helpers of common/ (no GPU needed).
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+#include <gtest/gtest.h>
+#include "common/cli.hpp"
+#include "common/data.hpp"
+#include "common/report.hpp"
+#include "common/stats.hpp"
+#include "common/verify.hpp"
+
+namespace {
+
+struct Parsed {
+    std::string error;
+    int64_t n = 7;
+    std::string type = "int";
+    bool toy = false;
+    bool help = false;
+};
+
+Parsed parse(std::vector<const char*> args) {
+    Parsed p;
+    common::Cli cli("prog", "test program");
+    cli.option("n", &p.n, "size", 1, 1000).option("type", &p.type, "type", {"int", "float"}).flag("toy", &p.toy, "toy");
+    args.insert(args.begin(), "prog");
+    p.error = cli.parse(int(args.size()), args.data());
+    p.help = cli.help_requested();
+    return p;
+}
+
+TEST(Cli, Defaults) {
+    const Parsed p = parse({});
+    EXPECT_EQ(p.error, "");
+    EXPECT_EQ(p.n, 7);
+    EXPECT_EQ(p.type, "int");
+    EXPECT_FALSE(p.toy);
+}
+
+TEST(Cli, SpaceEqualsAndPowerOfTwo) {
+    EXPECT_EQ(parse({"--n", "12"}).n, 12);
+    EXPECT_EQ(parse({"--n=13"}).n, 13);
+    EXPECT_EQ(parse({"--n", "2^9"}).n, 512);
+    EXPECT_EQ(parse({"--type", "float", "--toy"}).type, "float");
+    EXPECT_TRUE(parse({"--toy"}).toy);
+    EXPECT_TRUE(parse({"--help"}).help);
+}
+
+TEST(Cli, RejectsBadValuesWithAReason) {
+    for (auto args : std::vector<std::vector<const char*>>{
+             {"--n", "0"},                       // below the range
+             {"--n", "-5"},                      // negative
+             {"--n", "1001"},                    // above the range
+             {"--n", "abc"},                     // not a number
+             {"--n", "12abc"},                   // trailing junk
+             {"--n", ""},                        // empty
+             {"--n", "99999999999999999999999"}, // overflows int64
+             {"--n", "2^63"},                    // overflows int64
+             {"--n", "1e3"},                     // no floating point
+             {"--n"},                            // missing value
+             {"--type", "double"},               // not a choice
+             {"--toy=1"},                        // a flag takes no value
+             {"--bogus"},                        // unknown option
+             {"stray"}}) {                       // positional argument
+        const Parsed p = parse(args);
+        EXPECT_NE(p.error, "") << "accepted: " << args[0] << " " << (args.size() > 1 ? args[1] : "");
+    }
+    EXPECT_NE(parse({"--n", "0"}).error.find("--n"), std::string::npos) << "the message names the option";
+}
+
+TEST(Cli, UsageListsEveryOptionWithItsDefault) {
+    int64_t n = 5;
+    common::Cli cli("prog", "summary line");
+    cli.option("n", &n, "how many", 1, 10);
+    const std::string u = cli.usage();
+    EXPECT_NE(u.find("usage: prog"), std::string::npos);
+    EXPECT_NE(u.find("--n N"), std::string::npos);
+    EXPECT_NE(u.find("(default 5)"), std::string::npos);
+}
+
+TEST(Stats, Median) {
+    EXPECT_DOUBLE_EQ(common::median({3, 1, 2}), 2);
+    EXPECT_DOUBLE_EQ(common::median({4, 1, 3, 2}), 2.5);
+    EXPECT_DOUBLE_EQ(common::median({1, 100, 1, 1, 1}), 1);  // an outlier does not move it
+    EXPECT_THROW(common::median({}), std::invalid_argument);
+}
+
+TEST(Stats, MulFitsAndHumanBytes) {
+    uint64_t r = 0;
+    EXPECT_TRUE(common::mul_fits(1ull << 31, 1ull << 31, &r));
+    EXPECT_EQ(r, 1ull << 62);
+    EXPECT_FALSE(common::mul_fits(1ull << 32, 1ull << 32, &r));
+    EXPECT_EQ(common::human_bytes(512), "512 B");
+    EXPECT_EQ(common::human_bytes(1536), "1.5 KiB");
+    EXPECT_EQ(common::human_bytes(2.0 * 1073741824.0), "2.0 GiB");
+}
+
+TEST(Data, SeededUniformIsReproducibleAndInRange) {
+    std::vector<float> a(10000), b(10000), c(10000);
+    common::fill_uniform(a.data(), a.size(), 42, -1.0f, 1.0f);
+    common::fill_uniform(b.data(), b.size(), 42, -1.0f, 1.0f);
+    common::fill_uniform(c.data(), c.size(), 43, -1.0f, 1.0f);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    float lo = 1, hi = -1;
+    double sum = 0;
+    for (float x : a) { lo = std::min(lo, x); hi = std::max(hi, x); sum += x; }
+    EXPECT_GE(lo, -1.0f);
+    EXPECT_LT(hi, 1.0f);
+    EXPECT_LT(lo, -0.99f);  // it covers the range ...
+    EXPECT_GT(hi, 0.99f);
+    EXPECT_NEAR(sum / a.size(), 0.0, 0.05);  // ... evenly
+}
+
+TEST(Data, IntegersCoverTheClosedRange) {
+    std::vector<int> v(5000);
+    common::fill_uniform(v.data(), v.size(), 1, -3, 3);
+    std::vector<int> seen(7, 0);
+    for (int x : v) {
+        ASSERT_GE(x, -3);
+        ASSERT_LE(x, 3);
+        ++seen[x + 3];
+    }
+    for (int s : seen) EXPECT_GT(s, 500);
+}
+
+TEST(Verify, ExactToleranceAndNaN) {
+    const float ref[4] = {1, 2, 3, 4};
+    const float same[4] = {1, 2, 3, 4};
+    EXPECT_TRUE(common::compare(same, ref, 4).pass());
+
+    const float off[4] = {1, 2, 3.001f, 4};
+    const common::Comparison c = common::compare(off, ref, 4);
+    EXPECT_FALSE(c.pass());
+    EXPECT_EQ(c.mismatches, 1u);
+    EXPECT_EQ(c.first_bad, 2u);
+    EXPECT_NEAR(c.max_abs_err, 0.001, 1e-6);
+    EXPECT_TRUE(common::compare(off, ref, 4, 0.0, 1e-3).pass());  // within a relative tolerance
+
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float poisoned[4] = {1, nan, 3, 4};
+    EXPECT_FALSE(common::compare(poisoned, ref, 4, 1e30, 1e30).pass()) << "NaN never passes";
+    EXPECT_NE(common::describe(c, off, ref).find("index 2"), std::string::npos);
+}
+
+TEST(Report, CsvHasMetadataHeaderAndQuotesCommas) {
+    common::Report r("GB/s", "copy");
+    r.add({"8x8", 64, "k1", "grid(1,2) block(32,16)", 0.5, 100.0, 50.0, 0.0, "PASS", {}});
+    r.add({"8x8", 64, "k2", "-", 1.0, 50.0, -1, 0.0, "FAIL", {}});
+    const std::string csv = r.csv({{"gpu", "Test GPU"}, {"date", "today"}});
+    EXPECT_EQ(csv.rfind("# gpu: Test GPU\n# date: today\n", 0), 0u);
+    EXPECT_NE(csv.find("problem,size,kernel,launch,ms,GB_per_s,pct_of_copy,max_err,result\n"), std::string::npos);
+    EXPECT_NE(csv.find("8x8,64,k1,\"grid(1,2) block(32,16)\",0.50000,100.00,50.00,0,PASS\n"), std::string::npos);
+    EXPECT_NE(csv.find("8x8,64,k2,-,1.00000,50.00,,0,FAIL\n"), std::string::npos);
+    EXPECT_FALSE(r.all_pass());
+}
+
+}  // namespace
