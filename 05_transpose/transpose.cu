@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
     for (const Shape& s : shapes) ok &= run_shape(s, opt, report);
     if (!opt.csv.empty()) {
         common::Metadata meta = common::run_metadata(dev, cli.command_line());
+        meta.push_back({"default_problem", std::to_string(rows) + "x" + std::to_string(cols)});
         meta.push_back({"bytes_model", "2 * rows * cols * 4 (each element read once, written once)"});
         meta.push_back({"peer", "copyVec4 in the same run (pct_of_copy = copyVec4 time / kernel time)"});
         report.write_csv(opt.csv, meta);
