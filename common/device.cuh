@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <cuda_runtime.h>
@@ -16,12 +17,30 @@ struct DeviceInfo {
     int id = 0;
     std::string name;
     int cc_major = 0, cc_minor = 0, sms = 0;
-    int driver = 0, runtime = 0;  // e.g. 13000 = 13.0
+    int driver = 0, runtime = 0;  // CUDA versions the driver supports / the runtime is, 13000 = 13.0
+    std::string driver_release;   // the kernel module's version, e.g. "580.159.04" (Linux)
     size_t global_mem = 0, l2_bytes = 0, smem_per_block_optin = 0;
 };
 
 inline std::string version_string(int v) {
     return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." -> "580.159.04"; "" elsewhere.
+inline std::string read_driver_release() {
+    FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
+    if (!f) return "";
+    char line[256] = {};
+    const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    const char* p = ok ? std::strstr(line, "Kernel Module") : nullptr;
+    char release[64] = {};
+    return p && std::sscanf(p, "Kernel Module %63s", release) == 1 ? release : "";
+}
+
+inline std::string driver_string(const DeviceInfo& d) {
+    const std::string cuda = "CUDA " + version_string(d.driver);
+    return d.driver_release.empty() ? cuda : d.driver_release + " (" + cuda + ")";
 }
 
 // Selects device `id` or exits: 77 when there is no usable CUDA device at
@@ -53,6 +72,7 @@ inline DeviceInfo require_device(int id) {
     d.smem_per_block_optin = p.sharedMemPerBlockOptin;
     CHECK(cudaDriverGetVersion(&d.driver));
     CHECK(cudaRuntimeGetVersion(&d.runtime));
+    d.driver_release = read_driver_release();
     return d;
 }
 
@@ -69,7 +89,7 @@ inline std::string describe(const DeviceInfo& d) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s (cc %d.%d, %d SMs, %.0f GiB, L2 %.0f MiB), driver %s, runtime %s",
                   d.name.c_str(), d.cc_major, d.cc_minor, d.sms, d.global_mem / 1073741824.0,
-                  d.l2_bytes / 1048576.0, version_string(d.driver).c_str(), version_string(d.runtime).c_str());
+                  d.l2_bytes / 1048576.0, driver_string(d).c_str(), version_string(d.runtime).c_str());
     return buf;
 }
 
@@ -90,7 +110,7 @@ inline Metadata run_metadata(const DeviceInfo& d, const std::string& command_lin
     return {{"gpu", d.name},
             {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
             {"sms", std::to_string(d.sms)},
-            {"driver", version_string(d.driver)},
+            {"driver", driver_string(d)},
             {"cuda_runtime", version_string(d.runtime)},
             {"date", utc_now()},
             {"command", command_line}};

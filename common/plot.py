@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""plot.py CSV - throughput against problem size, one line per kernel, saved as CSV's name .png.
+"""plot.py CSV - throughput for each problem of a sweep, one line per kernel, saved as CSV's name .png.
 
-The x axis is the `size` column (elements, log scale); the y axis the rate column (GB/s or
-GFLOP/s). A chapter with a plot of its own keeps it in NN_name/plot.py.
+The x axis is the problems in the order the sweep ran them (a category each, so a 8191x8193
+shape does not sit on top of 8192x8192); the y axis the rate column (GB/s or GFLOP/s). Baselines
+(cudaMemcpy, copies, CUB, cuBLAS) are dashed. A chapter with a plot of its own keeps it in
+NN_name/plot.py.
 """
 import os
 import sys
@@ -20,15 +22,15 @@ def plot(path, out=None, title=None):
     meta, rows = results.read(path)
     rate = results.rate_column(rows)
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    colors = plt.get_cmap("tab20").colors
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    for k in kernels:
-        pts = sorted((float(r["size"]), float(r[rate]), r["problem"]) for r in rows if r["kernel"] == k)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k,
-                linestyle="--" if k.startswith(("cuda", "copy", "cub", "cublas")) else "-")
-    problems = sorted({(float(r["size"]), r["problem"]) for r in rows})
-    ax.set_xscale("log", base=2)
-    ax.set_xticks([p[0] for p in problems])
-    ax.set_xticklabels([p[1] for p in problems], rotation=30, ha="right", fontsize=8)
+    for i, k in enumerate(kernels):
+        pts = [(problems.index(r["problem"]), float(r[rate])) for r in rows if r["kernel"] == k]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="osD^v<>"[i % 7], label=k, color=colors[i % 20],
+                linestyle="--" if k.lower().startswith(("cuda", "copy", "cub", "cublas")) else "-")
+    ax.set_xticks(range(len(problems)))
+    ax.set_xticklabels(problems, rotation=30, ha="right", fontsize=8)
     ax.set_xlabel("problem")
     ax.set_ylabel(rate.replace("_per_", "/"))
     ax.set_ylim(bottom=0)
