@@ -6,9 +6,12 @@ In NN_name/README.md, the text between
 is replaced by a table of NN_name/results/GPU.csv at its default problem (the CSV's
 `default_problem` metadata, else its first problem), and the text between
     <!-- sweep:GPU:begin -->    and  <!-- sweep:GPU:end -->
-by a kernel x problem table of the throughput. --check changes nothing and exits 1 if a
+by a kernel x problem table of the throughput, and the text between
+    <!-- csv:NAME:begin -->      and  <!-- csv:NAME:end -->
+by NN_name/results/NAME.csv as it is (e.g. an ncu table). --check changes nothing and exits 1 if a
 README is not what its CSV gives (CI runs it: the tables are generated, never typed).
 """
+import csv
 import os
 import re
 import sys
@@ -53,6 +56,14 @@ def sweep_table(meta, rows):
     return "\n".join(out)
 
 
+def plain_table(path):
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(l for l in f if not l.startswith("#"))]
+    out = ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
+    out += ["| `%s` | " % r[0] + " | ".join(r[1:]) + " |" for r in rows[1:]]
+    return "\n".join(out)
+
+
 def render(readme_text, chapter):
     def replace(kind, make):
         nonlocal readme_text
@@ -65,6 +76,10 @@ def render(readme_text, chapter):
         readme_text = pattern.sub(sub, readme_text)
     replace("results", main_table)
     replace("sweep", sweep_table)
+    pattern = re.compile(r"(<!-- csv:([\w.-]+):begin -->\n).*?(<!-- csv:\2:end -->)", re.S)
+    readme_text = pattern.sub(
+        lambda m: m.group(1) + plain_table(os.path.join(chapter, "results", m.group(2) + ".csv")) + "\n" + m.group(3),
+        readme_text)
     return readme_text
 
 
