@@ -1,0 +1,281 @@
+// Every 06_constant_stencil kernel against the double-precision CPU stencil,
+// at sizes chosen to break edge handling: fewer outputs than a float4, a
+// block or a tile, one less and one more than each, primes, and large ones;
+// the grid-stride kernels also with so few blocks that each one loops. Then:
+// new coefficients take effect, the seed's missing barrier is caught, an
+// unwritten tail is caught, and the constant-cache experiment sums exactly.
+#include <cstring>
+#include <string>
+#include <vector>
+#include <gtest/gtest.h>
+#include "06_constant_stencil/constant_stencil.cuh"
+#include "common/buffer.cuh"
+#include "common/data.hpp"
+#include "common/verify.hpp"
+#include "tests/gpu_test.hpp"
+
+namespace {
+
+namespace cs = constant_stencil;
+
+constexpr size_t B = cs::kBlock, T = 4 * cs::kBlock;  // block (scalar kernels), tile (vec4 kernels)
+const std::vector<size_t> kSizes = {1,     2,     3,     4,     5,     7,       8,       9,           B - 1,
+                                    B,     B + 1, T - 1, T,     T + 1, 4099,    65537,   1000003,     size_t(1) << 24,
+                                    (size_t(1) << 26) + 3};
+
+// A different coefficient set from derivative8(): random, of both signs.
+cs::Coefficients random_coefficients(uint64_t seed) {
+    cs::Coefficients c;
+    common::fill_uniform(c.c, cs::RADIUS, seed, -2.0f, 2.0f);
+    return c;
+}
+
+// Fresh random input, poisoned output, one launch through `launch`, compared
+// with the CPU: exactly for a copy, within cs::tolerance for the stencil.
+template <class Launch>
+common::Comparison run(Launch&& launch, bool is_copy, size_t n, uint64_t seed, const cs::Coefficients& c) {
+    const size_t n_in = n + 2 * cs::RADIUS;
+    std::vector<float> in(n_in), got;
+    std::vector<double> ref(n);
+    common::fill_uniform(in.data(), n_in, seed, -1.0f, 1.0f);
+    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
+    cs::set_coefficients(c, d_coef.get());
+    d_in.upload(in);
+    d_out.poison();
+    launch(cs::Args{d_in.get(), d_out.get(), n, d_coef.get()});
+    CHECK(cudaDeviceSynchronize());
+    d_out.download(got);
+    if (is_copy) return common::compare(got.data(), in.data() + cs::RADIUS, n);
+    cs::stencil_cpu(in.data(), ref.data(), n, c);
+    return common::compare(got.data(), ref.data(), n, cs::tolerance(c, 1.0), 0.0);
+}
+
+common::Comparison run(const cs::Kernel& k, size_t n, uint64_t seed, const cs::Coefficients& c) {
+    return run(k.launch, k.is_copy, n, seed, c);
+}
+
+std::string why(const common::Comparison& c) {
+    return std::to_string(c.mismatches) + " of " + std::to_string(c.n) + " wrong, first at " +
+           std::to_string(c.first_bad) + ", max err " + std::to_string(c.max_abs_err);
+}
+
+// Every kernel the program runs by default (not the pitfall).
+std::vector<int> default_kernels() {
+    std::vector<int> v;
+    for (int i = 0; i < int(cs::kernels().size()); ++i)
+        if (!cs::kernels()[i].pitfall) v.push_back(i);
+    return v;
+}
+
+class StencilKernel : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
+
+TEST_P(StencilKernel, MatchesCpu) {
+    SKIP_WITHOUT_GPU();
+    const cs::Kernel& k = cs::kernels()[std::get<0>(GetParam())];
+    const size_t n = std::get<1>(GetParam());
+    const uint64_t seed = 1000003ull * n + 7919ull * std::get<0>(GetParam());
+    const common::Comparison c = run(k, n, seed, cs::derivative8());
+    EXPECT_TRUE(c.pass()) << k.name << " at n = " << n << ": " << why(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernelsAllSizes, StencilKernel,
+                         ::testing::Combine(::testing::ValuesIn(default_kernels()), ::testing::ValuesIn(kSizes)),
+                         [](const ::testing::TestParamInfo<StencilKernel::ParamType>& p) {
+                             return std::string(cs::kernels()[std::get<0>(p.param)].name) + "_n" +
+                                    std::to_string(std::get<1>(p.param));
+                         });
+
+// The one-wave grid of the program makes the grid-stride loop turn only for
+// large n; with 1 and 3 blocks every block loops, and ends on a partial tile.
+TEST(StencilGridStride, EveryBlockLoops) {
+    SKIP_WITHOUT_GPU();
+    for (unsigned grid : {1u, 3u})
+        for (size_t n : {B + 1, 5 * B + 17, 37 * B - 1, size_t(100003)}) {
+            const uint64_t seed = n * 31 + grid;
+            const common::Comparison g = run([&](const cs::Args& a) { return cs::launch_global(a, grid); }, false, n, seed, cs::derivative8());
+            const common::Comparison c = run([&](const cs::Args& a) { return cs::launch_constant(a, grid); }, false, n, seed, cs::derivative8());
+            const common::Comparison r = run([&](const cs::Args& a) { return cs::launch_read_only(a, grid); }, false, n, seed, cs::derivative8());
+            EXPECT_TRUE(g.pass()) << "stencil1DGlobal, grid " << grid << ", n = " << n << ": " << why(g);
+            EXPECT_TRUE(c.pass()) << "stencil1DConstant, grid " << grid << ", n = " << n << ": " << why(c);
+            EXPECT_TRUE(r.pass()) << "stencil1DReadOnly, grid " << grid << ", n = " << n << ": " << why(r);
+        }
+}
+
+// cudaMemcpyToSymbol between launches takes effect: the same kernels, the
+// same input, two coefficient sets, each result matches its own set and not
+// the other one.
+TEST(StencilCoefficients, NewCoefficientsTakeEffect) {
+    SKIP_WITHOUT_GPU();
+    const size_t n = 100003;
+    const cs::Coefficients c1 = cs::derivative8(), c2 = random_coefficients(42);
+    const size_t n_in = n + 2 * cs::RADIUS;
+    std::vector<float> in(n_in), got;
+    std::vector<double> ref1(n), ref2(n);
+    common::fill_uniform(in.data(), n_in, 5, -1.0f, 1.0f);
+    cs::stencil_cpu(in.data(), ref1.data(), n, c1);
+    cs::stencil_cpu(in.data(), ref2.data(), n, c2);
+    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
+    d_in.upload(in);
+    for (const cs::Kernel& k : cs::kernels()) {
+        if (k.is_copy || k.pitfall) continue;
+        for (int round = 0; round < 2; ++round) {  // c1, c2, c1, c2: each set replaces the other
+            for (int which = 1; which <= 2; ++which) {
+                const cs::Coefficients& c = which == 1 ? c1 : c2;
+                const std::vector<double>& want = which == 1 ? ref1 : ref2;
+                const std::vector<double>& other = which == 1 ? ref2 : ref1;
+                cs::set_coefficients(c, d_coef.get());
+                d_out.poison();
+                k.launch({d_in.get(), d_out.get(), n, d_coef.get()});
+                CHECK(cudaDeviceSynchronize());
+                d_out.download(got);
+                const common::Comparison ok = common::compare(got.data(), want.data(), n, cs::tolerance(c, 1.0), 0.0);
+                const common::Comparison stale = common::compare(got.data(), other.data(), n, cs::tolerance(c, 1.0), 0.0);
+                EXPECT_TRUE(ok.pass()) << k.name << " with coefficient set " << which << ": " << why(ok);
+                EXPECT_GT(stale.mismatches, n / 2) << k.name << " still computes with the previous coefficients";
+            }
+        }
+    }
+}
+
+// ---- The seed's missing barrier ------------------------------------------
+// With warp 1 made to sleep between the barrier and its reads of the tile,
+// its neighbours finish, start the next pass and overwrite warp 1's halo
+// before it reads it: the racy kernel computes wrong values at the warp's
+// edges, the fixed kernel (second barrier) is right under the same schedule.
+// compute-sanitizer racecheck reports the same hazard without the sleep.
+TEST(StencilPitfall, MissingBarrierIsCaught) {
+    SKIP_WITHOUT_GPU();
+    const size_t n = 8 * B + 77;  // 9 passes of 2 blocks
+    const unsigned grid = 2;
+    const common::Comparison race =
+        run([&](const cs::Args& a) { return cs::launch_race<true>(a, grid); }, false, n, 11, cs::derivative8());
+    const common::Comparison fixed =
+        run([&](const cs::Args& a) { return cs::launch_constant<true>(a, grid); }, false, n, 11, cs::derivative8());
+    EXPECT_FALSE(race.pass()) << "the overwritten halo went unnoticed";
+    EXPECT_GT(race.mismatches, 0u);
+    EXPECT_TRUE(fixed.pass()) << "the fixed kernel under the same schedule: " << why(fixed);
+}
+
+// ---- A kernel that forgets the tail must be caught ------------------------
+// stencil1DL1Vec4 without its scalar tail: the last n % 4 outputs stay
+// unwritten. Right whenever n % 4 == 0; the NaN poison catches it otherwise.
+__global__ void stencil1DL1Vec4NoTail(const float* __restrict__ in, float* __restrict__ out, size_t n) {
+    const size_t t = size_t(blockIdx.x) * cs::kBlock + threadIdx.x;
+    if (4 * t + 3 < n) {
+        const float4* in4 = reinterpret_cast<const float4*>(in) + t;
+        float x[4 * cs::kTile4];
+#pragma unroll
+        for (int q = 0; q < cs::kTile4; ++q) {
+            const float4 v = in4[q];
+            x[4 * q] = v.x; x[4 * q + 1] = v.y; x[4 * q + 2] = v.z; x[4 * q + 3] = v.w;
+        }
+        reinterpret_cast<float4*>(out)[t] = cs::apply4(x);
+    }
+}
+
+TEST(StencilPitfall, UnwrittenTailIsCaught) {
+    SKIP_WITHOUT_GPU();
+    auto launch = [](const cs::Args& a) {
+        stencil1DL1Vec4NoTail<<<cs::blocks_for(a.n, T), cs::kBlock>>>(a.in, a.out, a.n);
+        CHECK_LAUNCH();
+        return std::string();
+    };
+    EXPECT_TRUE(run(launch, false, 4096, 1, cs::derivative8()).pass()) << "right when n % 4 == 0";
+    for (size_t n : {size_t(1), size_t(7), size_t(1000003)}) {
+        const common::Comparison c = run(launch, false, n, 2, cs::derivative8());
+        EXPECT_FALSE(c.pass()) << "the unwritten tail at n = " << n << " went unnoticed";
+        EXPECT_EQ(c.mismatches, n % 4);
+    }
+}
+
+// ---- The constant-cache experiment computes what it claims ----------------
+TEST(ConstantCache, WarpReadsSumExactly) {
+    SKIP_WITHOUT_GPU();
+    const int iters = 1000;
+    const size_t threads = 2 * cs::kBlock;
+    std::vector<int> ti(cs::kTableSize);
+    common::fill_uniform(ti.data(), ti.size(), 9, 1, 15);
+    const std::vector<float> table(ti.begin(), ti.end());
+    common::DeviceBuffer<float> d_table(cs::kTableSize), d_out(threads);
+    cs::set_table(table, d_table.get());
+    for (bool constant : {true, false})
+        for (int d : {1, 2, 8, 32}) {
+            d_out.poison();
+            cs::launch_warp_reads(constant, d_table.get(), d_out.get(), threads, iters, d);
+            CHECK(cudaDeviceSynchronize());
+            std::vector<float> got;
+            d_out.download(got);
+            for (size_t t = 0; t < threads; ++t)
+                ASSERT_EQ(double(got[t]), cs::warp_reads_cpu(table, iters, d, int(t % 32)))
+                    << (constant ? "__constant__" : "__ldg") << " d = " << d << " thread " << t;
+        }
+}
+
+// ---- CPU-only -------------------------------------------------------------
+
+// The 8th-order derivative is exact on polynomials of degree <= 8: on
+// x(j) = j^3 it gives 3 j^2 (up to the float rounding of the coefficients).
+TEST(StencilCpu, ReferenceDifferentiatesACubic) {
+    const size_t n = 50;
+    std::vector<float> in(n + 2 * cs::RADIUS);
+    for (size_t j = 0; j < in.size(); ++j) {
+        const double x = double(j) - cs::RADIUS - 20.0;  // x = i - 20 at output i
+        in[j] = float(x * x * x);                        // small integers: exact in float
+    }
+    std::vector<double> out(n);
+    cs::stencil_cpu(in.data(), out.data(), n, cs::derivative8());
+    for (size_t i = 0; i < n; ++i) {
+        const double x = double(i) - 20.0;
+        EXPECT_NEAR(out[i], 3 * x * x, 1e-6 * (1 + 3 * x * x)) << i;
+    }
+}
+
+TEST(StencilCpu, ReferenceOnAHandExample) {
+    // One output: x = in[0..8], weights c_k on x[4+k] - x[4-k].
+    const float in[9] = {1, 2, 3, 4, 5, 7, 11, 13, 17};
+    const cs::Coefficients c{{1, 10, 100, 1000}};
+    double out = 0;
+    cs::stencil_cpu(in, &out, 1, c);
+    EXPECT_EQ(out, 1 * (7 - 4) + 10 * (11 - 3) + 100 * (13 - 2) + 1000 * (17 - 1));
+}
+
+TEST(StencilCpu, ToleranceIsSmallAndScales) {
+    const double t = cs::tolerance(cs::derivative8(), 1.0);
+    EXPECT_GT(t, 0.0);
+    EXPECT_LT(t, 1e-5);  // about 1e-6: far below any indexing error on data in [-1, 1)
+    EXPECT_DOUBLE_EQ(cs::tolerance(cs::derivative8(), 4.0), 4 * t);
+}
+
+TEST(StencilCpu, SizeLimits) {
+    EXPECT_EQ(cs::check_n(1), "");
+    EXPECT_EQ(cs::check_n(int64_t(1) << 28), "");
+    EXPECT_EQ(cs::check_n(cs::kMaxN), "");
+    EXPECT_NE(cs::check_n(0), "");
+    EXPECT_NE(cs::check_n(-5), "");
+    EXPECT_NE(cs::check_n(cs::kMaxN + 1), "");
+    EXPECT_EQ(cs::device_bytes(cs::kMaxN), (2 * size_t(cs::kMaxN) + 3 * cs::RADIUS) * sizeof(float));
+}
+
+TEST(StencilCpu, KernelListIsInTeachingOrder) {
+    const auto& k = cs::kernels();
+    ASSERT_GE(k.size(), 7u);
+    EXPECT_STREQ(k.front().name, "copyVec4");
+    EXPECT_TRUE(k.front().is_copy);
+    EXPECT_TRUE(k.back().pitfall);
+    for (size_t i = 0; i < k.size(); ++i) {
+        EXPECT_EQ(cs::find_kernel(k[i].name), &k[i]);
+        if (i > 0) EXPECT_EQ(std::strncmp(k[i].name, "stencil1D", 9), 0) << k[i].name;
+    }
+    EXPECT_EQ(cs::find_kernel("nope"), nullptr);
+}
+
+TEST(ConstantCacheCpu, ReferenceCountsDistinctAddresses) {
+    std::vector<float> t(cs::kTableSize);
+    for (int i = 0; i < cs::kTableSize; ++i) t[i] = float(i);
+    // d = 1: every lane reads table[32 * it % 256]; d = 32: lane l reads table[32 * it % 256 + l].
+    EXPECT_EQ(cs::warp_reads_cpu(t, 8, 1, 5), 0 + 32 + 64 + 96 + 128 + 160 + 192 + 224);
+    EXPECT_EQ(cs::warp_reads_cpu(t, 8, 32, 5), 0 + 32 + 64 + 96 + 128 + 160 + 192 + 224 + 8 * 5);
+    EXPECT_EQ(cs::warp_reads_cpu(t, 8, 4, 5), cs::warp_reads_cpu(t, 8, 4, 1));  // lanes 5 and 1 share 5 & 3
+}
+
+}  // namespace
