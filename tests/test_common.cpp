@@ -146,8 +146,12 @@ TEST(Verify, ExactToleranceAndNaN) {
 
 TEST(Report, CsvHasMetadataHeaderAndQuotesCommas) {
     common::Report r("GB/s", "copy");
+    testing::internal::CaptureStdout();  // add() prints each row as it comes
     r.add({"8x8", 64, "k1", "grid(1,2) block(32,16)", 0.5, 100.0, 50.0, 0.0, "PASS", {}});
     r.add({"8x8", 64, "k2", "-", 1.0, 50.0, -1, 0.0, "FAIL", {}});
+    const std::string printed = testing::internal::GetCapturedStdout();
+    EXPECT_NE(printed.find("k1"), std::string::npos);
+    EXPECT_NE(printed.find("50.0%"), std::string::npos);
     const std::string csv = r.csv({{"gpu", "Test GPU"}, {"date", "today"}});
     EXPECT_EQ(csv.rfind("# gpu: Test GPU\n# date: today\n", 0), 0u);
     EXPECT_NE(csv.find("problem,size,kernel,launch,ms,GB_per_s,pct_of_copy,max_err,result\n"), std::string::npos);
