@@ -1,0 +1,366 @@
+// 07_shuffle: the CPU emulator against the documented semantics (CPU only),
+// the GPU against the emulator for every primitive x width x parameter x
+// mask x type, the building blocks at odd sizes, and y = A x at many shapes
+// against a long-double CPU reference. Plus: a wrong width, a wrong mask and
+// a wrong matvec kernel are each caught.
+#include <string>
+#include <vector>
+#include <gtest/gtest.h>
+#include "07_shuffle/shuffle.cuh"
+#include "common/buffer.cuh"
+#include "common/data.hpp"
+#include "common/verify.hpp"
+#include "tests/gpu_test.hpp"
+
+namespace {
+
+using namespace shuffle;
+
+Warp<int> lane_ids() {
+    Warp<int> v;
+    for (int l = 0; l < kWarp; ++l) v[l] = l;
+    return v;
+}
+
+// The lane each lane reads (mask full, all defined).
+Warp<int> sources(Op op, int param, int width) {
+    const Shuffled<int> s = emulate(op, kFullMask, lane_ids(), param, width);
+    for (int l = 0; l < kWarp; ++l) EXPECT_TRUE(s.defined[l]);
+    return s.value;
+}
+
+// ---- CPU only: the emulator says what the guide and the seeds say ---------------
+TEST(ShuffleEmulator, IdxBroadcastsWithinEachSegment) {
+    // seed 003: __shfl_sync(0xffffffff, x, 3, 16): lanes 0..15 get lane 3, lanes 16..31 lane 19.
+    const Warp<int> s = sources(Op::Idx, 3, 16);
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(s[l], l < 16 ? 3 : 19) << l;
+    // srcLane outside [0, width): srcLane % width, the non-negative residue.
+    for (int l = 0; l < kWarp; ++l) {
+        EXPECT_EQ(sources(Op::Idx, 35, 32)[l], 3);
+        EXPECT_EQ(sources(Op::Idx, 10, 8)[l], l / 8 * 8 + 2);
+        EXPECT_EQ(sources(Op::Idx, -1, 8)[l], l / 8 * 8 + 7);
+        EXPECT_EQ(sources(Op::Idx, 5, 1)[l], l);  // width 1: every lane is its own segment
+    }
+}
+
+TEST(ShuffleEmulator, UpAndDownDoNotWrapAroundTheSegment) {
+    // seed 001: __shfl_up_sync(mask, x, 2, 16): lanes 2..15 read 0..13, 18..31 read 16..29, the rest keep theirs.
+    const Warp<int> up = sources(Op::Up, 2, 16), down = sources(Op::Down, 2, 16);
+    for (int l = 0; l < kWarp; ++l) {
+        EXPECT_EQ(up[l], l % 16 >= 2 ? l - 2 : l) << l;
+        EXPECT_EQ(down[l], l % 16 <= 13 ? l + 2 : l) << l;
+    }
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(sources(Op::Up, 0, 32)[l], l);
+}
+
+TEST(ShuffleEmulator, XorTableOfSeed004) {
+    // The first 19 lanes of seed 004's table, laneMask 1, 2, 4, 8, 16.
+    const int table[5][19] = {
+        {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 17, 16, 19},
+        {2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 18, 19, 16},
+        {4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11, 20, 21, 22},
+        {8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26},
+        {16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 0, 1, 2}};
+    for (int m = 0; m < 5; ++m) {
+        const Warp<int> s = sources(Op::Xor, 1 << m, 32);
+        for (int l = 0; l < 19; ++l) EXPECT_EQ(s[l], table[m][l]) << "laneMask " << (1 << m) << " lane " << l;
+    }
+}
+
+TEST(ShuffleEmulator, XorReadsEarlierSegmentsButNotLaterOnes) {
+    // Programming Guide: with width < 32 a lane may read from an earlier
+    // group; reading from a later group returns its own value.
+    const Warp<int> s = sources(Op::Xor, 16, 16);
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(s[l], l < 16 ? l : l - 16) << l;
+}
+
+TEST(ShuffleEmulator, OnlyTheLowFiveBitsOfTheParameterCount) {
+    for (int l = 0; l < kWarp; ++l) {
+        EXPECT_EQ(sources(Op::Down, 33, 32)[l], sources(Op::Down, 1, 32)[l]);
+        EXPECT_EQ(sources(Op::Xor, -1, 32)[l], 31 - l);
+    }
+}
+
+TEST(ShuffleEmulator, SeedDemosAndWhoHoldsTheSum) {
+    const Warp<int> s = emulate_scan4(8);
+    EXPECT_EQ(s[0], 31);
+    EXPECT_EQ(s[7], 31 + 30 + 29 + 28 + 27 + 26 + 25 + 24);
+    EXPECT_EQ(s[8], 23);
+    Warp<int> v;
+    for (int l = 0; l < kWarp; ++l) v[l] = 31 - l;
+    const Warp<int> down = emulate_reduce_down(v), xr = emulate_reduce_xor(v);
+    EXPECT_EQ(down[0], 496);
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(xr[l], 496);
+    int others_with_total = 0;
+    for (int l = 1; l < kWarp; ++l) others_with_total += down[l] == 496;
+    EXPECT_EQ(others_with_total, 0) << "shfl_down leaves the total in lane 0 only";
+}
+
+// ---- A wrong mask is caught (CPU only: the GPU result would be undefined) ----------
+TEST(ShuffleMisuse, WrongMasksAndWidthsAreReported) {
+    // Correct uses.
+    EXPECT_EQ(misuse(Op::Xor, kFullMask, kFullMask, 16, 32), "");
+    EXPECT_EQ(misuse(Op::Down, 0x0000ffffu, 0x0000ffffu, 8, 16), "");  // 16 active lanes, offsets < 16
+    EXPECT_EQ(misuse(Op::Xor, 0x0000ffffu, 0x0000ffffu, 8, 32), "");
+    // The seeds' 0xffff meant as "the whole warp": lanes 16..31 call without being in the mask.
+    EXPECT_NE(misuse(Op::Down, 0xffffu, kFullMask, 16, 32), "");
+    // 16 active lanes reading 16 lanes away: the sources are outside the mask.
+    EXPECT_NE(misuse(Op::Down, 0x0000ffffu, 0x0000ffffu, 16, 32), "");
+    EXPECT_NE(misuse(Op::Xor, 0x0000ffffu, 0x0000ffffu, 16, 32), "");
+    // A full mask when only half the warp reaches the call.
+    EXPECT_NE(misuse(Op::Idx, kFullMask, 0x0000ffffu, 0, 32), "");
+    // Widths that are not powers of two.
+    EXPECT_NE(misuse(Op::Idx, kFullMask, kFullMask, 0, 3), "");
+    EXPECT_NE(misuse(Op::Idx, kFullMask, kFullMask, 0, 64), "");
+    // The emulator marks the undefined lanes, and only those.
+    const Shuffled<int> s = emulate(Op::Down, 0x0000ffffu, lane_ids(), 8, 32);
+    for (int l = 0; l < kWarp; ++l) {
+        EXPECT_EQ(s.executed[l], l < 16);
+        if (l < 16) EXPECT_EQ(s.defined[l], l + 8 > 15 ? false : true) << l;
+    }
+}
+
+TEST(ShuffleCpu, MatvecReferenceAndLimits) {
+    const double A[2 * 3] = {1, 2, 3, -4, 5, -6}, x[3] = {1, 10, 100};
+    double y[2], a[2];
+    matvec_cpu(A, x, 2, 3, y, a);
+    EXPECT_EQ(y[0], 321);
+    EXPECT_EQ(y[1], -4 + 50 - 600);
+    EXPECT_EQ(a[1], 4 + 50 + 600);
+    EXPECT_EQ(check_shape(1, 1), "");
+    EXPECT_EQ(check_shape(16384, 8192), "");
+    EXPECT_NE(check_shape(0, 5), "");
+    EXPECT_NE(check_shape(5, 0), "");
+    EXPECT_NE(check_shape(kMaxRows + 1, 1), "");
+    EXPECT_NE(check_shape(1 << 20, 1 << 20), "");
+    EXPECT_GT(gamma_n(8192), 8192 * 1.1e-16);
+    EXPECT_LT(gamma_n(8192), 8192 * 1.2e-16);
+}
+
+// ---- GPU: every primitive x width x parameter x mask x type vs the emulator --------
+class Primitive : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+template <class T>
+void check_width(Op op, int width, uint64_t seed) {
+    std::vector<Probe> probes;
+    for (int p : probe_params(op)) probes.push_back({width, p});
+    for (unsigned mask : probe_masks(seed)) {
+        const PrimitiveCheck c = check_primitive<T>(op, mask, probes, seed ^ mask);
+        EXPECT_TRUE(c.pass()) << c.first;
+        EXPECT_GT(c.checked, 0u);
+        if (mask != kFullMask) EXPECT_GT(c.untouched, 0u);
+    }
+}
+
+TEST_P(Primitive, MatchesEmulator) {
+    SKIP_WITHOUT_GPU();
+    const Op op = Op(std::get<0>(GetParam()));
+    const int width = 1 << std::get<1>(GetParam());
+    const uint64_t seed = 977 * std::get<0>(GetParam()) + 31 * width + std::get<2>(GetParam());
+    switch (std::get<2>(GetParam())) {
+        case 0: check_width<int>(op, width, seed); break;
+        case 1: check_width<unsigned long long>(op, width, seed); break;
+        case 2: check_width<float>(op, width, seed); break;
+        default: check_width<double>(op, width, seed); break;
+    }
+}
+
+std::string primitive_test_name(const ::testing::TestParamInfo<Primitive::ParamType>& p) {
+    const char* types[] = {"int", "u64", "float", "double"};
+    return std::string(op_name(Op(std::get<0>(p.param))) + 2) + "_width" + std::to_string(1 << std::get<1>(p.param)) +
+           "_" + types[std::get<2>(p.param)];
+}
+INSTANTIATE_TEST_SUITE_P(OpsWidthsTypes, Primitive,
+                         ::testing::Combine(::testing::Range(0, 4), ::testing::Range(0, 6), ::testing::Range(0, 4)),
+                         primitive_test_name);
+
+// ---- A wrong width is caught ------------------------------------------------------
+TEST(ShuffleMisuse, WrongWidthIsCaughtByTheEmulatorComparison) {
+    SKIP_WITHOUT_GPU();
+    for (Op op : {Op::Idx, Op::Up, Op::Down, Op::Xor})
+        for (int w = 2; w <= 32; w *= 2) {
+            std::vector<Probe> probes;
+            for (int p : probe_params(op)) probes.push_back({w, p});
+            EXPECT_TRUE(check_primitive<int>(op, kFullMask, probes, 5).pass());
+            const PrimitiveCheck wrong = check_primitive<int>(op, kFullMask, probes, 5, w / 2);
+            EXPECT_FALSE(wrong.pass()) << op_name(op) << " width " << w << " vs " << w / 2 << " went unnoticed";
+        }
+}
+
+TEST(ShuffleMisuse, Scan4WithWidth32IsCaught) {
+    SKIP_WITHOUT_GPU();
+    common::DeviceBuffer<int> d(kWarp);
+    std::vector<int> h;
+    d.poison();
+    scan4WrongWidth<<<1, kWarp>>>(d.get());
+    CHECK_LAUNCH();
+    d.download(h);
+    const Warp<int> want8 = emulate_scan4(8), want32 = emulate_scan4(32);
+    int diff = 0;
+    for (int l = 0; l < kWarp; ++l) {
+        diff += h[l] != want8[l];
+        EXPECT_EQ(h[l], want32[l]) << l;  // it is exactly a width-32 scan
+    }
+    EXPECT_GT(diff, 0) << "the wrong width went unnoticed";
+}
+
+// ---- GPU: the seed demos and the xor table ---------------------------------------
+TEST(ShuffleDemos, BcastScan4WarpReduceXorTable) {
+    SKIP_WITHOUT_GPU();
+    common::DeviceBuffer<int> d(5 * kWarp), d2(kWarp);
+    std::vector<int> h, h2;
+    d.poison();
+    bcast<<<1, kWarp>>>(-77, d.get());
+    CHECK_LAUNCH();
+    d.download(h);
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(h[l], -77);
+    scan4<<<1, kWarp>>>(d.get());
+    CHECK_LAUNCH();
+    d.download(h);
+    const Warp<int> s = emulate_scan4(8);
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(h[l], s[l]) << l;
+    warpReduce<<<1, kWarp>>>(d.get());
+    CHECK_LAUNCH();
+    d.download(h);
+    for (int l = 0; l < kWarp; ++l) EXPECT_EQ(h[l], 496) << l;
+    xorTable<<<1, kWarp>>>(d.get());
+    CHECK_LAUNCH();
+    d.download(h);
+    for (int m = 0; m < 5; ++m)
+        for (int l = 0; l < kWarp; ++l) EXPECT_EQ(h[m * kWarp + l], l ^ (1 << m));
+    d.poison();
+    d2.poison();
+    reduceDownVsXor<<<1, kWarp>>>(d.get(), d2.get());
+    CHECK_LAUNCH();
+    d.download(h);
+    d2.download(h2);
+    Warp<int> v;
+    for (int l = 0; l < kWarp; ++l) v[l] = 31 - l;
+    const Warp<int> down = emulate_reduce_down(v), xr = emulate_reduce_xor(v);
+    for (int l = 0; l < kWarp; ++l) {
+        EXPECT_EQ(h[l], down[l]) << l;
+        EXPECT_EQ(h2[l], xr[l]) << l;
+    }
+}
+
+// ---- GPU: reduce and scans at odd sizes, four types --------------------------------
+const std::vector<size_t> kSizes = {1, 2, 31, 32, 33, 255, 256, 257, 1000, 4099, 65537, 1000003};
+
+class Blocks : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
+
+template <class T>
+void check_blocks(size_t n, uint64_t seed) {
+    EXPECT_TRUE(check_reduce<T>(n, seed)) << type_name<T>() << " reduce, n = " << n;
+    EXPECT_TRUE(check_scan<T>(n, false, seed + 1)) << type_name<T>() << " warp scans, n = " << n;
+    EXPECT_TRUE(check_scan<T>(n, true, seed + 2)) << type_name<T>() << " block scans, n = " << n;
+}
+
+TEST_P(Blocks, MatchCpu) {
+    SKIP_WITHOUT_GPU();
+    const size_t n = std::get<1>(GetParam());
+    switch (std::get<0>(GetParam())) {
+        case 0: check_blocks<int>(n, n); break;
+        case 1: check_blocks<long long>(n, n + 1); break;
+        case 2: check_blocks<float>(n, n + 2); break;
+        default: check_blocks<double>(n, n + 3); break;
+    }
+}
+
+std::string blocks_test_name(const ::testing::TestParamInfo<Blocks::ParamType>& p) {
+    const char* types[] = {"int", "longlong", "float", "double"};
+    return std::string(types[std::get<0>(p.param)]) + "_n" + std::to_string(std::get<1>(p.param));
+}
+INSTANTIATE_TEST_SUITE_P(TypesSizes, Blocks, ::testing::Combine(::testing::Range(0, 4), ::testing::ValuesIn(kSizes)),
+                         blocks_test_name);
+
+// ---- GPU: y = A x -----------------------------------------------------------------
+struct Shape { int rows, cols; };
+
+// One row, one column, cols < 32, odd and even cols (16-byte alignment of
+// every other row), primes, and shapes past a full GPU of warps.
+const std::vector<Shape> kShapes = {{1, 1},     {1, 1000},  {1000, 1},  {2, 2},     {7, 31},    {33, 33},
+                                    {129, 64},  {100, 333}, {1000, 333}, {3, 100003}, {257, 8191}, {4096, 1024},
+                                    {65537, 3}, {40000, 96}};
+
+// Runs `launch` and compares y with the CPU within gamma_{cols+1} * max_r sum_c |A x|.
+template <class Launch>
+common::Comparison run_matvec(Launch launch, Shape s, uint64_t seed, double* tol_out = nullptr) {
+    const size_t n = size_t(s.rows) * s.cols;
+    std::vector<double> A(n), x(s.cols), ref(s.rows), abs_dot(s.rows), got;
+    common::fill_uniform(A.data(), n, seed, -1.0, 1.0);
+    common::fill_uniform(x.data(), x.size(), seed + 1, -1.0, 1.0);
+    matvec_cpu(A.data(), x.data(), s.rows, s.cols, ref.data(), abs_dot.data());
+    double tol = 0;
+    for (double a : abs_dot) tol = std::max(tol, a);
+    tol *= gamma_n(s.cols + 1.0);
+    if (tol_out) *tol_out = tol;
+    common::DeviceBuffer<double> d_A(n), d_x(s.cols), d_y(s.rows), d_scratch(scratch_doubles());
+    d_A.upload(A);
+    d_x.upload(x);
+    d_y.poison();
+    launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    CHECK(cudaDeviceSynchronize());
+    d_y.download(got);
+    return common::compare(got.data(), ref.data(), s.rows, tol, 0.0);
+}
+
+class Matvec : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+
+TEST_P(Matvec, MatchesCpu) {
+    SKIP_WITHOUT_GPU();
+    const MatvecKernel& k = matvec_kernels()[std::get<0>(GetParam())];
+    const Shape s = std::get<1>(GetParam());
+    const common::Comparison c = run_matvec(k.launch, s, 7919ull * s.rows + s.cols);
+    EXPECT_TRUE(c.pass()) << k.name << " on " << s.rows << "x" << s.cols << ": " << c.mismatches << " of " << c.n
+                          << " rows wrong, first " << c.first_bad << ", max err " << c.max_abs_err;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernelsAllShapes, Matvec,
+                         ::testing::Combine(::testing::Range(0, int(matvec_kernels().size())), ::testing::ValuesIn(kShapes)),
+                         [](const ::testing::TestParamInfo<Matvec::ParamType>& p) {
+                             const Shape s = std::get<1>(p.param);
+                             return std::string(matvec_kernels()[std::get<0>(p.param)].name) + "_" +
+                                    std::to_string(s.rows) + "x" + std::to_string(s.cols);
+                         });
+
+// Every (lanes per row, rows per segment) variant the tuner may pick, odd and even cols.
+TEST(MatvecVariants, EveryLanesRowsCombination) {
+    SKIP_WITHOUT_GPU();
+    for (int l : kLaneChoices)
+        for (int r : kRowChoices)
+            for (Shape s : std::vector<Shape>{{1, 1}, {5, 7}, {37, 64}, {33, 333}, {130, 1}, {9, 1024}}) {
+                auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
+                    launch_vec2({l, r}, A, x, y, rows, cols);
+                };
+                const common::Comparison c = run_matvec(launch, s, 11ull * l + r + s.cols);
+                EXPECT_TRUE(c.pass()) << "lanes " << l << " rows " << r << " on " << s.rows << "x" << s.cols
+                                      << ": first bad row " << c.first_bad;
+            }
+}
+
+// A kernel that drops the last column: the tolerance is far below one term.
+__global__ void matvecDropsLastColumn(const double* A, const double* x, double* y, int rows, int cols) {
+    const int lane = threadIdx.x % kWarp;
+    for (size_t r = (size_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; r < size_t(rows);
+         r += size_t(gridDim.x) * blockDim.x / kWarp) {
+        double t = 0;
+        for (int c = lane; c < cols - 1; c += kWarp) t = fma(A[r * cols + c], x[c], t);
+        for (int m = 16; m > 0; m /= 2) t += __shfl_xor_sync(kFullMask, t, m);
+        if (lane == 0) y[r] = t;
+    }
+}
+
+TEST(MatvecPitfall, ADroppedColumnIsCaught) {
+    SKIP_WITHOUT_GPU();
+    auto launch = [](const double* A, const double* x, double* y, int rows, int cols, double*) {
+        matvecDropsLastColumn<<<rowloop_grid(rows), kMatvecBlock>>>(A, x, y, rows, cols);
+        CHECK_LAUNCH();
+    };
+    for (Shape s : std::vector<Shape>{{1000, 333}, {16, 8192}, {1, 2}}) {
+        double tol = 0;
+        const common::Comparison c = run_matvec(launch, s, 3, &tol);
+        EXPECT_FALSE(c.pass()) << s.rows << "x" << s.cols << ": a dropped column went unnoticed (tol " << tol << ")";
+    }
+}
+
+}  // namespace
