@@ -190,13 +190,23 @@ __global__ void warpReduce(int* out) {
     out[threadIdx.x] = value;
 }
 
-// scan4WrongWidth: scan4 with width 32 instead of 8 - a 32-lane scan. The
-// tests check that comparing it with the 8-lane CPU scan catches the mistake.
-__global__ void scan4WrongWidth(int* out) {
+// groupBcast: each group of 8 lanes takes its first lane's value,
+// __shfl_sync(mask, v, 0, 8). Called with `width` 32 by mistake it hands
+// lane 0's value to the whole warp; the tests check that comparing with the
+// 8-lane emulator catches that. (scan4 is no such test: its guard
+// (laneId & 7) >= i keeps every add inside the 8-lane group, so it gives the
+// same answer with width 32 - the width only changes what unused lanes get.)
+__global__ void groupBcast(int* out, int width) {
+    const int laneId = threadIdx.x % kWarp;
+    out[threadIdx.x] = __shfl_sync(kFullMask, 100 + laneId, 0, width);
+}
+
+// scan4Width: scan4 with the width as a parameter (see groupBcast).
+__global__ void scan4Width(int* out, int width) {
     const int laneId = threadIdx.x % kWarp;
     int value = 31 - laneId;
     for (int i = 1; i <= 4; i *= 2) {
-        const int n = __shfl_up_sync(kFullMask, value, i, 32);
+        const int n = __shfl_up_sync(kFullMask, value, i, width);
         if ((laneId & 7) >= i) value += n;
     }
     out[threadIdx.x] = value;
@@ -415,9 +425,15 @@ __device__ __forceinline__ double row_partial(const double* __restrict__ A, cons
 // lanes of a warp are scheduled independently, so every step reads, waits at
 // __syncwarp(), writes, waits again. What to look for: 5 round trips through
 // L1/L2 per row - only visible when rows are short (skinny shapes).
+// `cache` is deliberately NOT __restrict__: a thread never writes
+// cache[t + off] itself, so with __restrict__ the compiler may read it through
+// the non-coherent read-only path (LDG.CONSTANT), which can return the stale
+// value from before the other lane's store. The first H200 run of this
+// chapter did exactly that: every row wrong. Data that other threads write
+// during the kernel must not be read through a __restrict__ (or __ldg) pointer.
 __global__ void __launch_bounds__(kMatvecBlock)
 matvecGmemCache(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int rows, int cols,
-                double* __restrict__ cache) {
+                double* cache) {
     const int lane = threadIdx.x % kWarp;
     const size_t t = global_thread();
     for (size_t r = t / kWarp; r < size_t(rows); r += total_warps()) {  // warp-uniform loop
@@ -495,13 +511,17 @@ matvecShuffle(const double* __restrict__ A, const double* __restrict__ x, double
 }
 
 // matvecVec2<LANES, ROWS, EVEN>: bandwidth.
-//   - 16-byte loads: A as double2 (LDG.128), U of them in flight per row
-//     per lane before the first is used, and streamed past L1 (__ldcs:
-//     evict-first) so that x stays cached.
+//   - 16-byte loads: A as double2 (LDG.128), 8 of them in flight per lane
+//     before the first is used (U per row x ROWS rows), streamed past L1
+//     (__ldcs: evict-first) so that x stays cached.
 //   - LANES lanes per row (a power of two): a short row does not leave most
-//     of the warp idle; 32 / LANES rows share one warp and the reduction is a
-//     shuffle with width LANES.
-//   - ROWS rows per segment at once: each x load serves ROWS rows.
+//     of the warp idle; the reduction is a shuffle with width LANES.
+//   - ROWS rows per segment: a warp of S = 32 / LANES segments owns
+//     ROWS * S rows, and segment s takes rows s, s + S, s + 2S, ... of them.
+//     So the i-th load of the S segments reads S consecutive rows: when a row
+//     is at most LANES pairs long, one warp load is 512 contiguous bytes.
+//     (Consecutive rows per segment measured up to 2.4x slower on the H200
+//     for cols = 8: each load then touched 32 lines, 16 bytes of each.)
 // Row alignment: cudaMalloc'd A is 256-byte aligned, so with an even cols
 // every row starts on 16 bytes (EVEN). With an odd cols every other row starts
 // 8 bytes off: its pairs start at column 1 (o = 1) and column 0 is the one
@@ -514,9 +534,10 @@ __global__ void __launch_bounds__(kMatvecBlock)
 matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int rows, int cols) {
     static_assert(valid_width(LANES), "LANES: a power of two <= 32");
     constexpr int U = ROWS >= 8 ? 1 : 8 / ROWS;  // loads of A in flight per lane: U * ROWS = 8
-    const size_t seg = global_thread() / LANES;
-    const int sl = threadIdx.x % LANES;  // lane within the segment
-    const size_t row0 = seg * ROWS;
+    constexpr int S = kWarp / LANES;              // segments per warp
+    const int sl = threadIdx.x % LANES;           // lane within the segment
+    const size_t warp_row0 = global_thread() / kWarp * (size_t(ROWS) * S);
+    const size_t row0 = warp_row0 + (threadIdx.x % kWarp) / LANES;  // this segment's rows: row0 + i * S
     const size_t first = row0 < size_t(rows) ? row0 : size_t(rows) - 1;
     const int pairs = cols / 2;
 
@@ -528,8 +549,8 @@ matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* _
     for (int i = 0; i < ROWS; ++i) {
         // A row past the end re-reads the segment's first row, so the loads
         // need no per-row branch; its sum is dropped.
-        valid[i] = row0 + i < size_t(rows);
-        start[i] = (valid[i] ? row0 + i : first) * size_t(cols);
+        valid[i] = row0 + size_t(i) * S < size_t(rows);
+        start[i] = (valid[i] ? row0 + size_t(i) * S : first) * size_t(cols);
         o[i] = EVEN ? 0 : int(start[i] & 1);
         a[i] = reinterpret_cast<const double2*>(A + start[i] + o[i]);
     }
@@ -543,6 +564,7 @@ matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* _
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) s[i] = 0.0;
     const int np = valid[0] ? pairs : 0;  // a segment past the last row skips the loads
+    // (row0 is the segment's lowest row: if it is past the end, all its rows are)
     int p = sl;
     for (; p + (U - 1) * LANES < np; p += U * LANES) {
         double2 av[U][ROWS];
@@ -581,7 +603,7 @@ matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* _
     if (sl == 0)
 #pragma unroll
         for (int i = 0; i < ROWS; ++i)
-            if (valid[i]) y[row0 + i] = s[i];
+            if (valid[i]) y[row0 + size_t(i) * S] = s[i];
 }
 
 // ---------------------------------------------------------------------------
@@ -630,8 +652,9 @@ struct Vec2Shape { int lanes, rows_per_segment; };
 
 template <int L, int R>
 std::string launch_vec2_lr(const double* A, const double* x, double* y, int rows, int cols) {
-    const size_t segments = (size_t(rows) + R - 1) / R;
-    const unsigned g = unsigned((segments * L + kMatvecBlock - 1) / kMatvecBlock);
+    const size_t rows_per_warp = size_t(R) * (kWarp / L);
+    const size_t warps = (size_t(rows) + rows_per_warp - 1) / rows_per_warp;
+    const unsigned g = unsigned((warps * kWarp + kMatvecBlock - 1) / kMatvecBlock);
     if (cols % 2 == 0) matvecVec2<L, R, true><<<g, kMatvecBlock>>>(A, x, y, rows, cols);
     else matvecVec2<L, R, false><<<g, kMatvecBlock>>>(A, x, y, rows, cols);
     CHECK_LAUNCH();
@@ -639,35 +662,36 @@ std::string launch_vec2_lr(const double* A, const double* x, double* y, int rows
 }
 
 constexpr int kLaneChoices[] = {1, 2, 4, 8, 16, 32};
-constexpr int kRowChoices[] = {1, 2, 4};
+constexpr int kRowChoices[] = {1, 2, 4, 8};
 
 inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, double* y, int rows, int cols) {
     using F = std::string (*)(const double*, const double*, double*, int, int);
-    static const F table[6][3] = {
-        {launch_vec2_lr<1, 1>, launch_vec2_lr<1, 2>, launch_vec2_lr<1, 4>},
-        {launch_vec2_lr<2, 1>, launch_vec2_lr<2, 2>, launch_vec2_lr<2, 4>},
-        {launch_vec2_lr<4, 1>, launch_vec2_lr<4, 2>, launch_vec2_lr<4, 4>},
-        {launch_vec2_lr<8, 1>, launch_vec2_lr<8, 2>, launch_vec2_lr<8, 4>},
-        {launch_vec2_lr<16, 1>, launch_vec2_lr<16, 2>, launch_vec2_lr<16, 4>},
-        {launch_vec2_lr<32, 1>, launch_vec2_lr<32, 2>, launch_vec2_lr<32, 4>},
-    };
+#define SHUFFLE_VEC2_ROW(L) {launch_vec2_lr<L, 1>, launch_vec2_lr<L, 2>, launch_vec2_lr<L, 4>, launch_vec2_lr<L, 8>}
+    static const F table[6][4] = {SHUFFLE_VEC2_ROW(1),  SHUFFLE_VEC2_ROW(2),  SHUFFLE_VEC2_ROW(4),
+                                  SHUFFLE_VEC2_ROW(8), SHUFFLE_VEC2_ROW(16), SHUFFLE_VEC2_ROW(32)};
+#undef SHUFFLE_VEC2_ROW
     int li = 0, ri = 0;
     while (li < 5 && kLaneChoices[li] < v.lanes) ++li;
-    while (ri < 2 && kRowChoices[ri] < v.rows_per_segment) ++ri;
+    while (ri < 3 && kRowChoices[ri] < v.rows_per_segment) ++ri;
     return table[li][ri](A, x, y, rows, cols);
 }
 
-// The tuned choice. Lanes per row: enough that each lane still loads about
-// 4 pairs (16-byte loads) of its row - short rows get few lanes, long rows
-// the whole warp. Rows per segment: 2 when there are enough rows to keep
-// every SM busy with half as many warps, so x is read from cache half as
-// often; 1 otherwise (a small matrix needs all the parallelism it has).
+// The tuned choice (the --tune table on the H200 is where these rules come
+// from). Long rows (>= 256 pairs): the whole warp on one row, 8 loads in
+// flight per lane from the unrolled loop. Short rows: as many lanes as the row
+// has pairs (one pass covers it) and enough rows per segment that each lane
+// still has about 8 loads in flight - unless that leaves too few warps to
+// fill the GPU, then fewer rows per segment.
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
+    if (pairs >= 256) return {32, 1};
     int lanes = 1;
-    while (lanes < 32 && lanes * 4 < pairs) lanes *= 2;
-    const size_t segments_per_gpu = size_t(sm_count()) * kBlocksPerSm * kMatvecBlock / lanes;
-    const int r = size_t(rows) >= 2 * segments_per_gpu ? 2 : 1;
+    while (lanes < 32 && lanes < pairs) lanes *= 2;
+    const int per_lane = (pairs + lanes - 1) / lanes;  // loads per lane per row (0 for cols = 1)
+    int r = 1;
+    while (r < 8 && 2 * r * (per_lane > 0 ? per_lane : 1) <= 8) r *= 2;
+    const size_t full_gpu_warps = size_t(sm_count()) * kBlocksPerSm * kMatvecBlock / kWarp;
+    while (r > 1 && size_t(rows) / (size_t(r) * (kWarp / lanes)) < full_gpu_warps) r /= 2;
     return {lanes, r};
 }
 

@@ -187,21 +187,35 @@ TEST(ShuffleMisuse, WrongWidthIsCaughtByTheEmulatorComparison) {
         }
 }
 
-TEST(ShuffleMisuse, Scan4WithWidth32IsCaught) {
-    SKIP_WITHOUT_GPU();
+Warp<int> run_warp_kernel(void (*k)(int*, int), int width) {
     common::DeviceBuffer<int> d(kWarp);
     std::vector<int> h;
     d.poison();
-    scan4WrongWidth<<<1, kWarp>>>(d.get());
+    k<<<1, kWarp>>>(d.get(), width);
     CHECK_LAUNCH();
     d.download(h);
-    const Warp<int> want8 = emulate_scan4(8), want32 = emulate_scan4(32);
-    int diff = 0;
-    for (int l = 0; l < kWarp; ++l) {
-        diff += h[l] != want8[l];
-        EXPECT_EQ(h[l], want32[l]) << l;  // it is exactly a width-32 scan
-    }
-    EXPECT_GT(diff, 0) << "the wrong width went unnoticed";
+    Warp<int> w;
+    std::copy(h.begin(), h.end(), w.begin());
+    return w;
+}
+
+TEST(ShuffleMisuse, GroupBroadcastWithTheWrongWidthIsCaught) {
+    SKIP_WITHOUT_GPU();
+    Warp<int> v;
+    for (int l = 0; l < kWarp; ++l) v[l] = 100 + l;
+    const Warp<int> want = emulate(Op::Idx, kFullMask, v, 0, 8).value;  // the intended 8-lane groups
+    EXPECT_EQ(run_warp_kernel(groupBcast, 8), want);
+    const Warp<int> wrong = run_warp_kernel(groupBcast, 32);  // width forgotten: the default 32
+    EXPECT_NE(wrong, want) << "the wrong width went unnoticed";
+    EXPECT_EQ(wrong, emulate(Op::Idx, kFullMask, v, 0, 32).value);
+}
+
+TEST(ShuffleDemos, Scan4DoesNotDependOnItsWidth) {
+    SKIP_WITHOUT_GPU();
+    // Its (laneId & 7) >= i guard keeps every add inside an 8-lane group.
+    EXPECT_EQ(run_warp_kernel(scan4Width, 8), emulate_scan4(8));
+    EXPECT_EQ(run_warp_kernel(scan4Width, 32), emulate_scan4(8));
+    EXPECT_EQ(emulate_scan4(32), emulate_scan4(8));
 }
 
 // ---- GPU: the seed demos and the xor table ---------------------------------------
@@ -328,7 +342,7 @@ TEST(MatvecVariants, EveryLanesRowsCombination) {
     SKIP_WITHOUT_GPU();
     for (int l : kLaneChoices)
         for (int r : kRowChoices)
-            for (Shape s : std::vector<Shape>{{1, 1}, {5, 7}, {37, 64}, {33, 333}, {130, 1}, {9, 1024}}) {
+            for (Shape s : std::vector<Shape>{{1, 1}, {5, 7}, {37, 64}, {33, 333}, {130, 1}, {9, 1024}, {1000, 3}, {300, 17}}) {
                 auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
                     launch_vec2({l, r}, A, x, y, rows, cols);
                 };
