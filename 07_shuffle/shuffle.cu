@@ -265,10 +265,20 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
                 const bool pass = check_y("matvecVec2").pass();
                 ok &= pass;
                 const double ms = common::time_median_ms(launch, int(opt.warmup), int(opt.reps));
-                std::printf(" %9.0f%s", gbps(s, ms), !pass ? "!" : (l == pick.lanes && r == pick.rows_per_segment) ? "*" : " ");
+                const bool picked = !pick.block_per_row && l == pick.lanes && r == pick.rows_per_segment;
+                std::printf(" %9.0f%s", gbps(s, ms), !pass ? "!" : picked ? "*" : " ");
             }
             std::printf("\n");
         }
+        auto block_row = [&] { launch_block_row(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); };
+        d_y.poison();
+        block_row();
+        CHECK(cudaDeviceSynchronize());
+        const bool pass = check_y("matvecBlockRow").pass();
+        ok &= pass;
+        std::printf("block per row (matvecBlockRow): %.0f GB/s%s%s\n",
+                    gbps(s, common::time_median_ms(block_row, int(opt.warmup), int(opt.reps))), pass ? "" : " FAIL",
+                    pick.block_per_row ? " *" : "");
     }
     return ok;
 }

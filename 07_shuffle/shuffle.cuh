@@ -606,6 +606,51 @@ matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* _
             if (valid[i]) y[row0 + size_t(i) * S] = s[i];
 }
 
+// matvecBlockRow<EVEN>: few long rows. With fewer rows than the warps an
+// H200 holds (132 SMs x 64), one warp per row leaves SMs short of loads in
+// flight (2048 x 65536 ran at 86% of CUB that way). Here a whole block of 256
+// threads shares a row: 16-byte loads, 8 in flight per thread, then the
+// block reduction of part 2 (warp shuffles, one shared-memory hop).
+// Alignment as in matvecVec2: one offset o and at most one single per row.
+template <bool EVEN>
+__global__ void __launch_bounds__(kMatvecBlock)
+matvecBlockRow(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int cols) {
+    constexpr int U = 8;
+    const size_t start = size_t(blockIdx.x) * size_t(cols);
+    const int o = EVEN ? 0 : int(start & 1);
+    const double2* a = reinterpret_cast<const double2*>(A + start + o);
+    const double2* x2 = reinterpret_cast<const double2*>(x);
+    auto xpair = [&](int p) {
+        if constexpr (EVEN) return __ldg(x2 + p);
+        else return make_double2(__ldg(x + o + 2 * p), __ldg(x + o + 2 * p + 1));
+    };
+    const int pairs = cols / 2;
+    double s = 0.0;
+    int p = threadIdx.x;
+    for (; p + (U - 1) * kMatvecBlock < pairs; p += U * kMatvecBlock) {
+        double2 av[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) av[u] = __ldcs(a + p + u * kMatvecBlock);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const double2 xv = xpair(p + u * kMatvecBlock);
+            s = fma(av[u].x, xv.x, s);
+            s = fma(av[u].y, xv.y, s);
+        }
+    }
+    for (; p < pairs; p += kMatvecBlock) {
+        const double2 av = __ldcs(a + p), xv = xpair(p);
+        s = fma(av.x, xv.x, s);
+        s = fma(av.y, xv.y, s);
+    }
+    if (!EVEN && threadIdx.x == 0) {
+        const int c = o ? 0 : cols - 1;
+        s = fma(A[start + c], x[c], s);
+    }
+    s = blockReduce<double, kMatvecBlock>(s);
+    if (threadIdx.x == 0) y[blockIdx.x] = s;
+}
+
 // ---------------------------------------------------------------------------
 // Host side.
 // ---------------------------------------------------------------------------
@@ -647,8 +692,16 @@ inline std::string launch_gmem_cache(const double* A, const double* x, double* y
     return launch_string(g, kMatvecBlock);
 }
 
-// A (LANES, ROWS) variant of matvecVec2: one segment of LANES lanes per ROWS rows.
-struct Vec2Shape { int lanes, rows_per_segment; };
+// A (LANES, ROWS) variant of matvecVec2: one segment of LANES lanes per ROWS
+// rows; or, with block_per_row, matvecBlockRow.
+struct Vec2Shape { int lanes, rows_per_segment; bool block_per_row = false; };
+
+inline std::string launch_block_row(const double* A, const double* x, double* y, int rows, int cols) {
+    if (cols % 2 == 0) matvecBlockRow<true><<<rows, kMatvecBlock>>>(A, x, y, cols);
+    else matvecBlockRow<false><<<rows, kMatvecBlock>>>(A, x, y, cols);
+    CHECK_LAUNCH();
+    return launch_string(unsigned(rows), kMatvecBlock, " block per row");
+}
 
 template <int L, int R>
 std::string launch_vec2_lr(const double* A, const double* x, double* y, int rows, int cols) {
@@ -670,6 +723,7 @@ inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, do
     static const F table[6][4] = {SHUFFLE_VEC2_ROW(1),  SHUFFLE_VEC2_ROW(2),  SHUFFLE_VEC2_ROW(4),
                                   SHUFFLE_VEC2_ROW(8), SHUFFLE_VEC2_ROW(16), SHUFFLE_VEC2_ROW(32)};
 #undef SHUFFLE_VEC2_ROW
+    if (v.block_per_row) return launch_block_row(A, x, y, rows, cols);
     int li = 0, ri = 0;
     while (li < 5 && kLaneChoices[li] < v.lanes) ++li;
     while (ri < 3 && kRowChoices[ri] < v.rows_per_segment) ++ri;
@@ -677,20 +731,22 @@ inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, do
 }
 
 // The tuned choice (the --tune table on the H200 is where these rules come
-// from). Long rows (>= 256 pairs): the whole warp on one row, 8 loads in
+// from). Few long rows: a block per row. Long rows (>= 256 pairs): the whole warp on one row, 8 loads in
 // flight per lane from the unrolled loop. Short rows: as many lanes as the row
 // has pairs (one pass covers it) and enough rows per segment that each lane
 // still has about 8 loads in flight - unless that leaves too few warps to
 // fill the GPU, then fewer rows per segment.
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
+    const size_t full_gpu_warps = size_t(sm_count()) * kBlocksPerSm * kMatvecBlock / kWarp;
+    // Fewer rows than the GPU has warp slots, each long enough for 8 loads per thread of a block.
+    if (size_t(rows) < full_gpu_warps && pairs >= 8 * kMatvecBlock) return {32, 1, true};
     if (pairs >= 256) return {32, 1};
     int lanes = 1;
     while (lanes < 32 && lanes < pairs) lanes *= 2;
     const int per_lane = (pairs + lanes - 1) / lanes;  // loads per lane per row (0 for cols = 1)
     int r = 1;
     while (r < 8 && 2 * r * (per_lane > 0 ? per_lane : 1) <= 8) r *= 2;
-    const size_t full_gpu_warps = size_t(sm_count()) * kBlocksPerSm * kMatvecBlock / kWarp;
     while (r > 1 && size_t(rows) / (size_t(r) * (kWarp / lanes)) < full_gpu_warps) r /= 2;
     return {lanes, r};
 }
@@ -718,7 +774,7 @@ inline const std::vector<MatvecKernel>& matvec_kernels() {
          "PITFALL: the seed's volatile reduction, no __syncwarp"},
         {"matvecShuffle", launch_rowloop<matvecShuffle>, false, "warp per row, reduced with __shfl_xor_sync"},
         {"matvecShuffleVec2", launch_vec2_warp, false, "warp per row, 16-byte loads, 8 in flight per lane"},
-        {"matvecShuffleTuned", launch_vec2_tuned, false, "16-byte loads, lanes and rows per warp from the shape"},
+        {"matvecShuffleTuned", launch_vec2_tuned, false, "16-byte loads; lanes per row, rows per warp (or a block per row) from the shape"},
     };
     return k;
 }

@@ -352,6 +352,17 @@ TEST(MatvecVariants, EveryLanesRowsCombination) {
             }
 }
 
+TEST(MatvecVariants, BlockPerRow) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : std::vector<Shape>{{1, 1}, {3, 2}, {2, 7}, {5, 4097}, {17, 4096}, {4, 100003}, {3, 65536}}) {
+        auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
+            launch_vec2({32, 1, true}, A, x, y, rows, cols);
+        };
+        const common::Comparison c = run_matvec(launch, s, 13ull * s.rows + s.cols);
+        EXPECT_TRUE(c.pass()) << "block per row on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
+    }
+}
+
 // A kernel that drops the last column: the tolerance is far below one term.
 __global__ void matvecDropsLastColumn(const double* A, const double* x, double* y, int rows, int cols) {
     const int lane = threadIdx.x % kWarp;
