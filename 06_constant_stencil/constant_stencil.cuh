@@ -30,7 +30,7 @@
 namespace constant_stencil {
 
 constexpr int RADIUS = 4;                     // 9 points: x[i-4] .. x[i+4]
-constexpr int kBlock = 256;                   // threads per block, every kernel
+constexpr int kBlock = 256;                   // threads per block (stencil1DSmemVec4: 128)
 constexpr int kTile4 = (4 + 2 * RADIUS) / 4;  // float4s a thread of the vec4 kernels reads: 3
 static_assert(RADIUS % 2 == 0, "the float4 kernels need a halo of whole float4s (2*RADIUS % 4 == 0)");
 static_assert(RADIUS % 4 == 0, "copyVec4 reads in + RADIUS as float4s");
@@ -239,25 +239,33 @@ stencil1DL1Vec4(const float* __restrict__ in, float* __restrict__ out, size_t n)
 }
 
 // stencil1DSmemVec4: the seed's tile, 16 bytes at a time. A block stages the
-// 4*kBlock + 2*RADIUS inputs of its 4*kBlock outputs as kBlock + 2 float4s
-// (one per thread, two threads also take the halo), so global memory sees
-// each input once and every access is a full 16 bytes. Each thread then reads
-// its three float4s from shared memory: consecutive lanes, consecutive
-// 16-byte words, 4 wavefronts per warp = no bank conflicts. One tile per
-// block (no grid-stride loop): blocks come and go, and while one waits at
-// its barrier the other resident blocks keep DRAM busy.
-__global__ void __launch_bounds__(kBlock)
+// 4*T + 2*RADIUS inputs of its 4*T outputs (T threads) as T + 2 float4s (one
+// per thread, two threads also take the halo), so global memory sees each
+// input once and every access is a full 16 bytes. Each thread then reads its
+// three float4s from shared memory: consecutive lanes, consecutive 16-byte
+// words, 4 wavefronts per warp = no bank conflicts. One tile per block (no
+// grid-stride loop): blocks come and go, and while one waits at its barrier
+// the other resident blocks keep DRAM busy.
+//
+// Its block is smaller than the others' on purpose: no thread of a block can
+// compute before the block's slowest load has landed, and the fewer warps
+// wait for each other, the less time the SM spends with nothing in flight.
+// On the H200 (a scratch variant, one run): 128 threads 98% of copy, 256 96%,
+// 512 93%, 1024 82%.
+constexpr int kVec4Block = 128;
+
+__global__ void __launch_bounds__(kVec4Block)
 stencil1DSmemVec4(const float* __restrict__ in, float* __restrict__ out, size_t n) {
-    constexpr int kTileFloats = 4 * kBlock + 2 * RADIUS;
+    constexpr int kTileFloats = 4 * kVec4Block + 2 * RADIUS;
     __shared__ float4 tile4[kTileFloats / 4];
-    const size_t base = size_t(blockIdx.x) * 4 * kBlock;  // first output of the block
-    if (base + 4 * kBlock <= n) {  // a full tile (the same branch for the whole block)
+    const size_t base = size_t(blockIdx.x) * 4 * kVec4Block;  // first output of the block
+    if (base + 4 * kVec4Block <= n) {  // a full tile (the same branch for the whole block)
         const float4* in4 = reinterpret_cast<const float4*>(in + base);
         tile4[threadIdx.x] = in4[threadIdx.x];
-        if (threadIdx.x < kTileFloats / 4 - kBlock) tile4[kBlock + threadIdx.x] = in4[kBlock + threadIdx.x];
+        if (threadIdx.x < kTileFloats / 4 - kVec4Block) tile4[kVec4Block + threadIdx.x] = in4[kVec4Block + threadIdx.x];
     } else {  // the last tile: float by float, up to the end of the input
         float* tile = reinterpret_cast<float*>(tile4);
-        for (int j = threadIdx.x; j < kTileFloats; j += kBlock)
+        for (int j = threadIdx.x; j < kTileFloats; j += kVec4Block)
             tile[j] = base + j < n + 2 * RADIUS ? in[base + j] : 0.0f;
     }
     __syncthreads();
@@ -308,26 +316,32 @@ stencil1DConstantRace(const float* __restrict__ in, float* __restrict__ out, siz
 // ---------------------------------------------------------------------------
 // The constant cache's rule, measured on its own.
 //
-// Each lane reads table[(32*it + (lane & mask)) % kTableSize] for it = 0 ..
+// Each lane reads table[(step*it + (lane & mask)) % kTableSize] for it = 0 ..
 // iters-1: with mask = d-1 a warp's 32 lanes ask for d different words of one
-// 128-byte line (d = 1: all the same). The table is 1 KB, so every read hits
-// on chip. Look for: the constant cache serves one address per cycle, so its
-// time grows ~d-fold (32 addresses = 32 serialized reads); the read-only
-// (L1) path serves a whole 128-byte line per request, and its time does not
-// move with d. Broadcast reads belong in __constant__, per-lane reads do not.
+// 128-byte line (d = 1: all the same), and step = 32 moves every read to the
+// next line. The table is 1 KB, so every read hits on chip. Look for: the
+// constant cache serves one address at a time, so its time grows with d (32
+// addresses = 32 serialized reads); the read-only (L1) path serves a whole
+// 128-byte line per request, and its time does not move with d. Broadcast
+// reads belong in __constant__, per-lane reads do not.
+//
+// `step` and `mask` are kernel arguments on purpose. With a step fixed at
+// compile time the addresses repeat every 256 / step iterations, and the
+// compiler (rightly: the table cannot change during the kernel) hoists the
+// loads out of the loop, leaving a loop of adds that times nothing.
 // ---------------------------------------------------------------------------
 constexpr int kTableSize = 256;
 __constant__ float c_table[kTableSize];
 
 template <bool kConstant>
 __global__ void __launch_bounds__(kBlock)
-warpReads(const float* __restrict__ table, float* __restrict__ out, int iters, int mask) {
-    const int lane = threadIdx.x % 32;
-    const int off = lane & mask;  // not known at compile time: the same code runs every d
+warpReads(const float* __restrict__ table, float* __restrict__ out, int iters, int mask, int step) {
+    const int off = (threadIdx.x % 32) & mask;
     float acc = 0.0f;
+    int base = 0;
 #pragma unroll 8
-    for (int it = 0; it < iters; ++it) {
-        const int idx = (32 * it + off) & (kTableSize - 1);
+    for (int it = 0; it < iters; ++it, base += step) {
+        const int idx = (base + off) & (kTableSize - 1);
         acc += kConstant ? c_table[idx] : __ldg(&table[idx]);
     }
     out[size_t(blockIdx.x) * kBlock + threadIdx.x] = acc;  // keeps the loads alive; checked exactly
@@ -425,10 +439,10 @@ inline std::string launch_l1_vec4(const Args& a) {
 }
 
 inline std::string launch_smem_vec4(const Args& a) {
-    const unsigned grid = blocks_for(a.n, 4 * kBlock);
-    stencil1DSmemVec4<<<grid, kBlock>>>(a.in, a.out, a.n);
+    const unsigned grid = blocks_for(a.n, 4 * kVec4Block);
+    stencil1DSmemVec4<<<grid, kVec4Block>>>(a.in, a.out, a.n);
     CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
+    return launch_string(grid, kVec4Block);
 }
 
 using LaunchFn = std::string (*)(const Args&);
@@ -473,13 +487,14 @@ inline void set_table(const std::vector<float>& t, float* d_table) {
 }
 
 // `threads` must be a multiple of kBlock; d a power of two in [1, 32].
+constexpr int kStep = 32;  // words: every read on the next 128-byte line
 inline std::string launch_warp_reads(bool constant, const float* d_table, float* out, size_t threads, int iters,
                                      int d) {
     const unsigned grid = unsigned(threads / kBlock);
     if (constant)
-        warpReads<true><<<grid, kBlock>>>(d_table, out, iters, d - 1);
+        warpReads<true><<<grid, kBlock>>>(d_table, out, iters, d - 1, kStep);
     else
-        warpReads<false><<<grid, kBlock>>>(d_table, out, iters, d - 1);
+        warpReads<false><<<grid, kBlock>>>(d_table, out, iters, d - 1, kStep);
     CHECK_LAUNCH();
     return launch_string(grid, kBlock);
 }
@@ -487,7 +502,7 @@ inline std::string launch_warp_reads(bool constant, const float* d_table, float*
 // What lane `lane` of every warp must have summed (exact: small integers).
 inline double warp_reads_cpu(const std::vector<float>& t, int iters, int d, int lane) {
     double acc = 0;
-    for (int it = 0; it < iters; ++it) acc += t[(32 * it + (lane & (d - 1))) & (kTableSize - 1)];
+    for (int it = 0; it < iters; ++it) acc += t[(kStep * it + (lane & (d - 1))) & (kTableSize - 1)];
     return acc;
 }
 

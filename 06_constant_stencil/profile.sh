@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# profile.sh PROGRAM - DRAM bytes, L2->L1 traffic and shared-memory wavefronts
+# profile.sh PROGRAM - DRAM bytes, L1 and L2 traffic and shared-memory wavefronts
 # for every stencil kernel and the copy (ncu, clocks left alone). Writes
 # 06_constant_stencil/results/<gpu>_ncu.csv. n = 2^25 (128 MiB an array, past
 # the 60 MB L2): the bytes per output do not depend on the size.
@@ -10,6 +10,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed -e 's/
 m=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
+m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum
 m=$m,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
 echo "== ncu on $prog --n 2^25 (first launch of each kernel)"
 ${NCU:-ncu} --clock-control none --print-units base --csv --kernel-name regex:'stencil|copy' --metrics "$m" \
@@ -18,7 +19,9 @@ ${NCU:-ncu} --clock-control none --print-units base --csv --kernel-name regex:'s
         dram_read_B=dram__bytes_read.sum \
         dram_write_B=dram__bytes_write.sum \
         l2_to_l1_sectors=lts__t_sectors_srcunit_tex_op_read.sum \
+        gld_requests=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
         gld_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
+        gld_l1_miss_sectors=l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum \
         smem_wavefronts=l1tex__data_pipe_lsu_wavefronts_mem_shared.sum \
         smem_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
         warp_insts=smsp__inst_executed.sum \

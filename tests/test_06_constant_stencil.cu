@@ -18,10 +18,11 @@ namespace {
 
 namespace cs = constant_stencil;
 
-constexpr size_t B = cs::kBlock, T = 4 * cs::kBlock;  // block (scalar kernels), tile (vec4 kernels)
-const std::vector<size_t> kSizes = {1,     2,     3,     4,     5,     7,       8,       9,           B - 1,
-                                    B,     B + 1, T - 1, T,     T + 1, 4099,    65537,   1000003,     size_t(1) << 24,
-                                    (size_t(1) << 26) + 3};
+// Block of the scalar kernels, tiles of stencil1DSmemVec4 and stencil1DL1Vec4 (outputs per block).
+constexpr size_t B = cs::kBlock, S = 4 * cs::kVec4Block, T = 4 * cs::kBlock;
+const std::vector<size_t> kSizes = {1,     2,     3,     4,     5,     7,     8,     9,     B - 1, B,
+                                    B + 1, S - 1, S,     S + 1, T - 1, T,     T + 1, 4099,  65537, 1000003,
+                                    size_t(1) << 24, (size_t(1) << 26) + 3};
 
 // A different coefficient set from derivative8(): random, of both signs.
 cs::Coefficients random_coefficients(uint64_t seed) {
