@@ -316,8 +316,8 @@ __global__ void __launch_bounds__(32) probeAccess(const uint32_t* __restrict__ o
     const int lane = threadIdx.x;
     const uint32_t a = smem_addr(buf) + offsets[lane];
     uint32_t v[4] = {sweep_value(lane), sweep_value(lane + 32), sweep_value(lane + 64), sweep_value(lane + 96)};
-    if (!kStore) {
-        for (int i = lane; i < kProbeWords; i += 32) buf[i] = sweep_value(i);
+    if (!kStore) {  // a fixed trip count: exactly kProbeWords / 32 store instructions
+        for (int k = 0; k < kProbeWords / 32; ++k) buf[k * 32 + lane] = sweep_value(k * 32 + lane);
         __syncwarp();
     }
     if (mask >> lane & 1u) {
@@ -343,11 +343,13 @@ __global__ void __launch_bounds__(32) probeAccess(const uint32_t* __restrict__ o
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// "<<<grid, block, dynamic bytes>>>", as written at the launch.
 inline std::string launch_string(dim3 g, dim3 b, size_t dyn = 0) {
-    char s[96];
-    int n = b.y == 1 ? std::snprintf(s, sizeof s, "grid(%u) block(%u)", g.x, b.x)
-                     : std::snprintf(s, sizeof s, "grid(%u) block(%u,%u)", g.x, b.x, b.y);
-    if (dyn) std::snprintf(s + n, sizeof s - n, " dyn %zuB", dyn);
+    char blk[32], s[96];
+    if (b.y == 1) std::snprintf(blk, sizeof blk, "%u", b.x);
+    else std::snprintf(blk, sizeof blk, "(%u,%u)", b.x, b.y);
+    if (dyn) std::snprintf(s, sizeof s, "<<<%u,%s,%zu>>>", g.x, blk, dyn);
+    else std::snprintf(s, sizeof s, "<<<%u,%s>>>", g.x, blk);
     return s;
 }
 

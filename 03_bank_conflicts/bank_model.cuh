@@ -18,6 +18,13 @@
 // quarters of 8 lanes. Conflicts only count inside a phase, and a phase
 // with no active lane costs nothing.
 //
+// One exception, found with the random probes of `make profile` on the H200
+// (and described for Volta/Turing on NVIDIA's forum): a wide LOAD in which
+// every pair of active lanes n and n^1 (or every pair n and n^2) reads the
+// same address carries half the data, and the hardware serves twice as many
+// lanes per phase: an 8-byte load in one phase of 32 lanes, a 16-byte load
+// in two of 16. A broadcast is such a load. Stores never merge.
+//
 // Kepler's optional 8-byte bank mode (seed 004's cache[0] / cache[65]
 // example; the API that selected it is deprecated and ignored since Maxwell)
 // is modelled by wavefronts_8byte_banks(), for comparison only.
@@ -47,8 +54,22 @@ inline void check_access(const uint32_t* addr, int width, uint32_t mask) {
                                         " is not aligned to its width " + std::to_string(width));
 }
 
-// Lanes that share one wavefront: 32 for 4-byte, 16 for 8-byte, 8 for 16-byte accesses.
-inline int lanes_per_phase(int width) { return kBanks * kBankBytes / width; }
+enum class Op { Load, Store };
+
+// Every active lane n has the same address as lane n ^ x, where that lane is active too.
+inline bool lanes_paired(const uint32_t* addr, uint32_t mask, int x) {
+    for (int l = 0; l < kWarpSize; ++l)
+        if ((mask >> l & 1u) && (mask >> (l ^ x) & 1u) && addr[l] != addr[l ^ x]) return false;
+    return true;
+}
+
+// Lanes served together, one phase at a time: 32 for 4-byte accesses, 16 for
+// 8-byte, 8 for 16-byte; doubled for wide loads whose lanes pair up.
+inline int lanes_per_phase(const uint32_t* addr, int width, uint32_t mask, Op op) {
+    const int n = kBanks * kBankBytes / width;
+    const bool merged = op == Op::Load && width > 4 && (lanes_paired(addr, mask, 1) || lanes_paired(addr, mask, 2));
+    return merged ? 2 * n : n;
+}
 
 // The conflict degree of one phase: the most different 4-byte words any one
 // bank must deliver to the phase's active lanes.
@@ -67,24 +88,30 @@ inline int phase_wavefronts(const uint32_t* addr, int width, uint32_t mask, int 
 }
 
 // Wavefronts the whole warp instruction needs on today's GPUs.
-inline int wavefronts(const uint32_t* addr, int width, uint32_t mask = kFullMask) {
+inline int wavefronts(const uint32_t* addr, int width, uint32_t mask = kFullMask, Op op = Op::Load) {
     check_access(addr, width, mask);
-    const int n = lanes_per_phase(width);
+    const int n = lanes_per_phase(addr, width, mask, op);
     int total = 0;
     for (int first = 0; first < kWarpSize; first += n) total += phase_wavefronts(addr, width, mask, first, n);
     return total;
 }
-inline int wavefronts(const Addresses& a, int width, uint32_t mask = kFullMask) { return wavefronts(a.data(), width, mask); }
+inline int wavefronts(const Addresses& a, int width, uint32_t mask = kFullMask, Op op = Op::Load) {
+    return wavefronts(a.data(), width, mask, op);
+}
 
 // The conflict-free cost of the same instruction: one wavefront per phase
 // that has an active lane. wavefronts() - ideal_wavefronts() is what Nsight
 // Compute reports as bank conflicts.
-inline int ideal_wavefronts(int width, uint32_t mask = kFullMask) {
-    const int n = lanes_per_phase(width);
+inline int ideal_wavefronts(const uint32_t* addr, int width, uint32_t mask = kFullMask, Op op = Op::Load) {
+    check_access(addr, width, mask);
+    const int n = lanes_per_phase(addr, width, mask, op);
     int phases = 0;
     for (int first = 0; first < kWarpSize; first += n)
         if ((n == 32 ? mask : (mask >> first) & ((1u << n) - 1u)) != 0) ++phases;
     return phases;
+}
+inline int ideal_wavefronts(const Addresses& a, int width, uint32_t mask = kFullMask, Op op = Op::Load) {
+    return ideal_wavefronts(a.data(), width, mask, op);
 }
 
 // Kepler's 8-byte bank mode: 32 banks of 8 bytes, bank = (a / 8) % 32, and
@@ -125,8 +152,9 @@ struct Tally {
     uint64_t ld_8byte_mode = 0;                   // load wavefronts under Kepler's 8-byte banks (4/8-byte loads)
 
     void add(const Request& r) {
-        const uint64_t wf = uint64_t(wavefronts(r.addr, r.width, r.mask)) * r.repeat;
-        const uint64_t extra = wf - uint64_t(ideal_wavefronts(r.width, r.mask)) * r.repeat;
+        const Op op = r.store ? Op::Store : Op::Load;
+        const uint64_t wf = uint64_t(wavefronts(r.addr, r.width, r.mask, op)) * r.repeat;
+        const uint64_t extra = wf - uint64_t(ideal_wavefronts(r.addr, r.width, r.mask, op)) * r.repeat;
         if (r.store) {
             st_requests += r.repeat;
             st_wavefronts += wf;

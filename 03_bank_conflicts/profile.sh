@@ -3,7 +3,7 @@
 # launch of `PROGRAM --ncu`, beside the bank model's prediction for the same
 # launch: requests, wavefronts and bank conflicts, loads and stores. The tile
 # kernels run as one block (the seeds' setup), the stride sweep with a short
-# loop, then PROBES random address patterns (default 240). Writes
+# loop, then PROBES random address patterns (default 384). Writes
 # 03_bank_conflicts/results/<gpu>_ncu.csv and exits 1 if any count differs.
 set -euo pipefail
 prog=${1:-./bank_conflicts}
@@ -14,7 +14,7 @@ m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_c
 m=$m,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-args="--ncu --tiles 1 --iters 64 --probe ${PROBES:-240}"
+args="--ncu --tiles 1 --iters 64 --probe ${PROBES:-384}"
 echo "== ncu --clock-control none on $prog $args"
 ${NCU:-ncu} --clock-control none --csv --metrics "$m" "$prog" $args >"$log"
 python3 "$dir/ncu_compare.py" "$log" "$dir/results/${gpu}_ncu.csv"

@@ -89,7 +89,7 @@ TEST(BankModel, BroadcastAndWideBasics) {
     for (int w : {4, 8, 16}) {
         for (int l = 0; l < 32; ++l) consecutive[l] = uint32_t(l * w);
         EXPECT_EQ(wavefronts(consecutive, w), w / 4) << w;
-        EXPECT_EQ(ideal_wavefronts(w), w / 4);
+        EXPECT_EQ(ideal_wavefronts(consecutive, w), w / 4);
     }
     // Only the active lanes count; a phase without active lanes costs nothing.
     Addresses col{};
@@ -98,12 +98,41 @@ TEST(BankModel, BroadcastAndWideBasics) {
     EXPECT_EQ(wavefronts(col, 4, 0u), 0);
     for (int l = 0; l < 32; ++l) consecutive[l] = uint32_t(l * 16);
     EXPECT_EQ(wavefronts(consecutive, 16, 0x000000ffu), 1);  // one quarter-warp
-    EXPECT_EQ(ideal_wavefronts(16, 0x01010101u), 4);
-    EXPECT_EQ(ideal_wavefronts(8, 0x0000ffffu), 1);
+    EXPECT_EQ(ideal_wavefronts(consecutive, 16, 0x01010101u, Op::Store), 4);  // one lane in each quarter-warp
+    // A load with no two active partners counts as paired (inactive lanes do not
+    // break a pair): two half-warp phases. `make profile` probes this (family 15).
+    EXPECT_EQ(ideal_wavefronts(consecutive, 16, 0x01010101u, Op::Load), 2);
+    EXPECT_EQ(ideal_wavefronts(consecutive, 8, 0x0000ffffu), 1);
     EXPECT_THROW(wavefronts(col, 12), std::invalid_argument);
     Addresses odd = consecutive;
     odd[3] = 4;
     EXPECT_THROW(wavefronts(odd, 8), std::invalid_argument);  // misaligned 8-byte access
+}
+
+// Wide loads whose lanes pair up (n and n^1, or n and n^2, same address) are
+// served twice as many lanes per phase; stores are not. Found on the H200 by
+// the random probes of `make profile` (ncu: an 8-byte broadcast load is 1
+// wavefront, a 16-byte one 2; the same stores 2 and 4).
+TEST(BankModel, PairedWideLoadsMerge) {
+    Addresses same{};
+    for (int l = 0; l < 32; ++l) same[l] = 256;
+    EXPECT_EQ(wavefronts(same, 8, kFullMask, Op::Load), 1);
+    EXPECT_EQ(wavefronts(same, 16, kFullMask, Op::Load), 2);
+    EXPECT_EQ(wavefronts(same, 8, kFullMask, Op::Store), 2);
+    EXPECT_EQ(wavefronts(same, 16, kFullMask, Op::Store), 4);
+    EXPECT_EQ(ideal_wavefronts(same, 16, kFullMask, Op::Load), 2);
+    Addresses pairs{}, quads4{};
+    for (int l = 0; l < 32; ++l) {
+        pairs[l] = 16u * uint32_t(l / 2);              // n and n^1 share: 16 addresses, 256 bytes
+        quads4[l] = 16u * uint32_t((l & ~4) % 16);     // n and n^4 share: no merge
+    }
+    EXPECT_EQ(wavefronts(pairs, 16), 2);               // two half-warp phases, no conflict
+    EXPECT_EQ(wavefronts(pairs, 16, kFullMask, Op::Store), 4);
+    EXPECT_FALSE(lanes_paired(quads4.data(), kFullMask, 1));
+    EXPECT_FALSE(lanes_paired(quads4.data(), kFullMask, 2));
+    EXPECT_EQ(ideal_wavefronts(quads4, 16), 4);
+    // 4-byte accesses have one phase either way.
+    EXPECT_EQ(wavefronts(same, 4), 1);
 }
 
 // Seed 004: int cache[1024]; cache[0] and cache[65] are in banks 0 and 1 with
@@ -130,8 +159,15 @@ TEST(BankModel, Seed004EightByteMode) {
 
 // Brute force: serve the requests round by round, each round giving every
 // bank one of its pending words (and every lane that wants that word).
-int brute_force(const Addresses& addr, int width, uint32_t mask) {
-    const int n = 128 / width;
+int brute_force(const Addresses& addr, int width, uint32_t mask, bool store) {
+    int n = 128 / width;
+    if (!store && width > 4)
+        for (int x : {1, 2}) {
+            bool all = true;
+            for (int l = 0; l < 32; ++l)
+                if ((mask >> l & 1u) && (mask >> (l ^ x) & 1u)) all = all && addr[l] == addr[l ^ x];
+            if (all) { n = 256 / width; break; }
+        }
     int rounds = 0;
     for (int first = 0; first < 32; first += n) {
         std::vector<uint32_t> pending;
@@ -162,12 +198,16 @@ TEST(BankModel, MatchesBruteForceOnRandomPatterns) {
                 Addresses a{};
                 const uint32_t slots = uint32_t(range / width);
                 for (int l = 0; l < 32; ++l) a[l] = uint32_t(g.next() % slots) * width;
+                if (rep % 5 == 1) for (int l = 0; l < 32; ++l) a[l] = a[l & ~1];  // pairs: n, n^1
+                if (rep % 5 == 2) for (int l = 0; l < 32; ++l) a[l] = a[l & ~2];  // pairs: n, n^2
                 const uint32_t mask = rep % 3 == 0 ? kFullMask : uint32_t(g.next());
-                ASSERT_EQ(wavefronts(a, width, mask), brute_force(a, width, mask))
-                    << "width " << width << " range " << range << " rep " << rep;
-                ++checked;
+                for (bool store : {false, true}) {
+                    ASSERT_EQ(wavefronts(a, width, mask, store ? Op::Store : Op::Load), brute_force(a, width, mask, store))
+                        << "width " << width << " range " << range << " rep " << rep << " store " << store;
+                    ++checked;
+                }
             }
-    EXPECT_EQ(checked, 3 * 5 * 300);
+    EXPECT_EQ(checked, 3 * 5 * 300 * 2);
 }
 
 TEST(BankModel, SwizzleKeysPermuteEveryRow) {
