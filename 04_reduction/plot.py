@@ -32,9 +32,9 @@ def main(path):
                          if r["kernel"] == k and r["problem"].split()[0] == t)
             if not pts:
                 continue
-            cub = k.startswith("cub")
+            cub, best = k.startswith("cub"), k == "reduceVec4"
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=k,
-                    color="black" if cub else cmap(i % 20), linestyle="--" if cub else "-",
+                    color="black" if cub else "crimson" if best else cmap(i % 20), linestyle="--" if cub else "-",
                     linewidth=2.2 if cub or k == "reduceVec4" else 1.2)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("n (%s elements)" % t)

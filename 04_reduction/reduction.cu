@@ -321,7 +321,7 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
     if (!opt.csv.empty()) {
         std::string s;
         for (const auto& kv : common::run_metadata(dev, command_line)) s += "# " + kv.first + ": " + kv.second + "\n";
-        s += "method," + h_const + "," + h_uni + ",bit-identical\n";
+        s += "method," + common::csv_field(h_const) + "," + common::csv_field(h_uni) + ",bit-identical\n";
         for (const AccRow& r : rows)
             s += common::csv_field(r.method) + "," + common::fmt("%.2e", r.err_const) + "," +
                  common::fmt("%.2e", r.err_uniform) + "," + common::csv_field(r.identical) + "\n";

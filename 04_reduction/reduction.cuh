@@ -364,8 +364,13 @@ __global__ void __launch_bounds__(kStrideThreads) reduceGridStrideAtomic(const T
 // partial (the ordering seed 000 and 004 describe). The last block fences
 // again after its ticket (the acquire side), reads the partials from L2
 // (__ldcg: never a stale L1 line), and resets the counter for the next launch.
+// A grid of one block (small n) skips all of that: its sum is the result.
 template <int kThreads, class T>
 __device__ __forceinline__ void last_block_finishes(T block_total, T* partial, unsigned* ticket, T* out) {
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) *out = block_total;
+        return;
+    }
     __shared__ bool am_last;
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = block_total;
