@@ -26,16 +26,20 @@ inline std::string version_string(int v) {
     return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
 
-// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." -> "580.159.04"; "" elsewhere.
+// The first "N.N.N" word of /proc/driver/nvidia/version, e.g. "NVRM version: NVIDIA UNIX
+// Open Kernel Module for x86_64  580.159.04  Release Build ..." -> "580.159.04"; "" elsewhere.
 inline std::string read_driver_release() {
     FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
     if (!f) return "";
-    char line[256] = {};
+    char line[512] = {};
     const bool ok = std::fgets(line, sizeof line, f) != nullptr;
     std::fclose(f);
-    const char* p = ok ? std::strstr(line, "Kernel Module") : nullptr;
-    char release[64] = {};
-    return p && std::sscanf(p, "Kernel Module %63s", release) == 1 ? release : "";
+    for (char* w = ok ? std::strtok(line, " \t\n") : nullptr; w; w = std::strtok(nullptr, " \t\n")) {
+        unsigned a, b, c;
+        char rest;
+        if (std::sscanf(w, "%u.%u.%u%c", &a, &b, &c, &rest) == 3) return w;
+    }
+    return "";
 }
 
 inline std::string driver_string(const DeviceInfo& d) {
