@@ -29,36 +29,12 @@
 #include "common/device.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
+#include "common/timer.cuh"
 #include "common/verify.hpp"
 
 namespace {
 
 using namespace reduction;
-
-// Like common::time_median_ms, with an untimed prepare() before every timed
-// run: the in-place kernels get a fresh copy of the input each time.
-template <class Prep, class Op>
-double time_op_ms(Prep&& prepare, Op&& op, int warmup, int reps) {
-    for (int i = 0; i < warmup; ++i) { prepare(); op(); }
-    CHECK(cudaDeviceSynchronize());
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    std::vector<double> ms(reps);
-    for (int i = 0; i < reps; ++i) {
-        prepare();
-        CHECK(cudaEventRecord(start));
-        op();
-        CHECK(cudaEventRecord(stop));
-        CHECK(cudaEventSynchronize(stop));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, start, stop));
-        ms[i] = t;
-    }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    return common::median(ms);
-}
 
 // cub::DeviceReduce::Sum with its temporary storage sized once, outside the timing.
 template <class T>
@@ -157,7 +133,6 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
                    std::to_string(opt.reps) + (std::is_integral_v<T> ? ", exact" : ", tolerance " +
                    common::fmt("%.3g", e.tol)));
 
-    const auto nothing = [] {};
     auto add_row = [&](const char* name, const std::string& launch, T got, double ms, double cub_ms) {
         const bool ok = within(got, e);
         const double err = std::fabs(double(got) - e.value);
@@ -175,7 +150,7 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
     cub();
     CHECK(cudaDeviceSynchronize());
     const T cub_got = download_out(ws);
-    const double cub_first = time_op_ms(nothing, cub, int(opt.warmup), int(opt.reps));
+    const double cub_first = common::time_median_ms(cub, int(opt.warmup), int(opt.reps));
 
     struct Timed { const char* name; std::string launch; T got; double ms; };
     std::vector<Timed> timed;
@@ -183,11 +158,11 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         std::string launch;
         const T got = run_once(k, d_in.get(), n, ws, &launch);
-        const double ms = time_op_ms([&] { if (k.in_place) restore_work(d_in.get(), n, ws); },
-                                     [&] { k.launch(d_in.get(), n, ws); }, int(opt.warmup), int(opt.reps));
+        const double ms = common::time_median_ms([&] { k.launch(d_in.get(), n, ws); }, int(opt.warmup),
+                                                 int(opt.reps), [&] { if (k.in_place) restore_work(d_in.get(), n, ws); });
         timed.push_back({k.name, launch, got, ms});
     }
-    const double cub_ms = std::min(cub_first, time_op_ms(nothing, cub, int(opt.warmup), int(opt.reps)));
+    const double cub_ms = std::min(cub_first, common::time_median_ms(cub, int(opt.warmup), int(opt.reps)));
     bool ok = add_row("cub::DeviceReduce::Sum", "2 kernels", cub_got, cub_ms, cub_ms);
     const Timed* best = nullptr;
     for (const Timed& t : timed) {
@@ -410,7 +385,7 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
             wall[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         }
         const double host_ms = common::median(wall);
-        const std::string dev_ms = w.device ? common::fmt("%.4f", time_op_ms([] {}, w.device, warmup, reps)) : "-";
+        const std::string dev_ms = w.device ? common::fmt("%.4f", common::time_median_ms(w.device, warmup, reps)) : "-";
         const std::string line = w.where + "," + w.launches + "," + std::to_string(w.partials) + "," + dev_ms + "," +
                                  common::fmt("%.4f", host_ms) + "," + (scale_only ? "-" : pass ? "PASS" : "FAIL");
         std::printf("| %s | %s | %zu | %s | %.4f | %s |\n", w.where.c_str(), w.launches.c_str(), w.partials,
