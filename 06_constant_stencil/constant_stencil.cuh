@@ -111,9 +111,11 @@ __device__ __forceinline__ void stall_warp_1() {
 
 // stencil1DGlobal: the coefficients are an ordinary global array. `coef` and
 // `out` are plain pointers, so the compiler must assume a store to out may
-// change coef and loads all four again on every pass (LDG, an L1 hit after the
-// first). Look for: the same time as the two below. The loads hit L1 and the
-// kernel waits on DRAM, not on them.
+// change coef and loads all four again on every pass: four LDG.E after the
+// barrier, L1 hits (ncu: the same L1 misses as stencil1DConstant), on which
+// the FFMAs wait. Look for: ~9% slower than stencil1DConstant on the H200.
+// Each pass is one DRAM round trip plus what follows the barrier, and these
+// loads add an L1 round trip to every pass.
 __global__ void __launch_bounds__(kBlock)
 stencil1DGlobal(const float* __restrict__ in, float* out, size_t n, const float* coef) {
     __shared__ float tile[kBlock + 2 * RADIUS];
@@ -133,8 +135,10 @@ stencil1DGlobal(const float* __restrict__ in, float* out, size_t n, const float*
 
 // stencil1DConstant: seed 000's kernel, coefficients in __constant__. Every
 // lane of a warp reads the same c_coef[k-1] at the same time, the one pattern
-// the constant cache serves in a single broadcast; the compiler even folds
-// them into the FFMAs as constant-bank operands (FFMA R, R, c[0x3][...]).
+// the constant cache serves in a single broadcast. Better still, the values
+// are the same for the whole grid, so the compiler loads them once, before the
+// loop, into uniform registers (SASS: ULDC.64 UR12, c[0x3][0x0]; then
+// FFMA R0, R0, UR12, RZ): nothing is left between the barrier and the math.
 //
 // The second barrier is the one the seed lacks. Without it, a warp that has
 // finished its outputs starts the next pass and overwrites tile entries that
@@ -162,9 +166,10 @@ stencil1DConstant(const float* __restrict__ in, float* __restrict__ out, size_t 
 // stencil1DReadOnly: the coefficients through the read-only data cache,
 // `const float* __restrict__` plus __ldg (LDG.E.CONSTANT in SASS: the
 // non-coherent path, allowed because nothing the kernel writes can alias
-// them). Four uniform loads per output, all L1 hits. Look for: the same time
-// as the constant version (the seed measured 408 vs 405 us): both serve a
-// 16-byte uniform read from on-chip caches, and the kernel waits on DRAM.
+// them). Still four loads per pass after the barrier, now LDG.E.CONSTANT
+// (the compiler could hoist them out of the loop but does not). Look for: the
+// same time as stencil1DGlobal, ~9% behind stencil1DConstant. The seed
+// measured read-only and constant equal (408 vs 405 us, on an older GPU).
 __global__ void __launch_bounds__(kBlock)
 stencil1DReadOnly(const float* __restrict__ in, float* __restrict__ out, size_t n, const float* __restrict__ coef) {
     __shared__ float tile[kBlock + 2 * RADIUS];
@@ -217,9 +222,10 @@ __device__ __forceinline__ void tail(const float* __restrict__ in, float* __rest
 
 // stencil1DL1Vec4: four outputs per thread, 16-byte accesses, still no
 // shared memory. Thread t needs in[4t .. 4t+12): three float4 loads, the
-// second and third overlapping its right-hand neighbours' first. L1 serves
-// the overlap; DRAM sees each input once, but the SM's load path handles
-// three requests per float4 written.
+// second and third the first loads of its two right-hand neighbours. L1
+// serves the overlap (ncu: exactly as many sectors come from L2 as for the
+// copy), no barrier holds anyone back, and each thread has 16 bytes of its
+// own in flight, like the copy. Look for: copy speed.
 __global__ void __launch_bounds__(kBlock)
 stencil1DL1Vec4(const float* __restrict__ in, float* __restrict__ out, size_t n) {
     const size_t t = size_t(blockIdx.x) * kBlock + threadIdx.x;
