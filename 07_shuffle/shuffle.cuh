@@ -730,23 +730,27 @@ inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, do
     return table[li][ri](A, x, y, rows, cols);
 }
 
-// The tuned choice (the --tune table on the H200 is where these rules come
-// from). Few long rows: a block per row. Long rows (>= 256 pairs): the whole warp on one row, 8 loads in
-// flight per lane from the unrolled loop. Short rows: as many lanes as the row
-// has pairs (one pass covers it) and enough rows per segment that each lane
-// still has about 8 loads in flight - unless that leaves too few warps to
-// fill the GPU, then fewer rows per segment.
+// The tuned choice; the rules come from the --tune tables on the H200
+// (README). Long rows (cols >= 4096): a block per row - at 2048 x 65536 it
+// beat the best warp-per-row variant by 19%, and it won at every shape with
+// cols >= 8191. Shorter rows: about 2 pairs per lane (but at least 4 lanes
+// unless the row is shorter), and rows per segment so that each lane has about
+// 8 loads in flight (at least 2 for full-warp rows), unless that leaves fewer
+// warps than the GPU holds.
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
-    const size_t full_gpu_warps = size_t(sm_count()) * kBlocksPerSm * kMatvecBlock / kWarp;
-    // Fewer rows than the GPU has warp slots, each long enough for 8 loads per thread of a block.
-    if (size_t(rows) < full_gpu_warps && pairs >= 8 * kMatvecBlock) return {32, 1, true};
-    if (pairs >= 256) return {32, 1};
+    if (pairs >= 8 * kMatvecBlock) return {32, 1, true};
     int lanes = 1;
-    while (lanes < 32 && lanes < pairs) lanes *= 2;
-    const int per_lane = (pairs + lanes - 1) / lanes;  // loads per lane per row (0 for cols = 1)
+    while (lanes < 32 && 2 * lanes < pairs) lanes *= 2;
+    if (lanes < 4) {  // very short rows: one pair per lane
+        lanes = 1;
+        while (lanes < 4 && lanes < pairs) lanes *= 2;
+    }
+    const int per_lane = std::max(1, (pairs + lanes - 1) / lanes);  // loads per lane per row
     int r = 1;
-    while (r < 8 && 2 * r * (per_lane > 0 ? per_lane : 1) <= 8) r *= 2;
+    while (r < 8 && 2 * r * per_lane <= 8) r *= 2;
+    if (lanes == 32 && r < 2) r = 2;
+    const size_t full_gpu_warps = size_t(sm_count()) * kBlocksPerSm * kMatvecBlock / kWarp;
     while (r > 1 && size_t(rows) / (size_t(r) * (kWarp / lanes)) < full_gpu_warps) r /= 2;
     return {lanes, r};
 }
