@@ -4,7 +4,7 @@
 // model is unit-tested on any machine, and the same code predicts the
 // counters `make profile` reads from the GPU.
 //
-// Today's GPUs (Maxwell .. Hopper, Blackwell): shared memory is 32 banks of
+// Today's GPUs (since Maxwell; checked on the H200): shared memory is 32 banks of
 // 4 bytes; byte address a lives in bank (a / 4) % 32. Each cycle the banks
 // deliver one 4-byte word each: 128 bytes, one *wavefront*. A warp's request
 // needs as many wavefronts as the busiest bank has *different* words to
