@@ -45,9 +45,9 @@ all: $(CHAPTERS)
 
 define chapter_rules
 $(1): $(call prog,$(1))
-$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh) $$(COMMON) | check-nvcc
+$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc
 	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
-build/tests/test_$(1): tests/test_$(1).cu tests/gpu_test.hpp $$(wildcard $(1)/*.cuh) $$(COMMON) | check-nvcc check-gtest
+build/tests/test_$(1): tests/test_$(1).cu tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
 endef
