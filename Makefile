@@ -81,6 +81,7 @@ plots: | check-matplotlib
 
 readme-tables:
 	@python3 common/readme_table.py $(CHAPTERS)
+	@for c in $(CHAPTERS); do if [ -f $$c/tables.py ]; then python3 $$c/tables.py $$c; fi; done
 
 # compute-sanitizer on every program at the small size in NN_name/sanitize.args.
 SANITIZE_TOOLS ?= memcheck racecheck synccheck initcheck
