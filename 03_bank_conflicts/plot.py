@@ -61,15 +61,11 @@ def plot(path):
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)
     fig.suptitle("Cost of bank conflicts on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
-    fig.tight_layout()
-    out = os.path.splitext(path)[0] + ".png"
-    fig.savefig(out, dpi=110)
-    print("wrote", out)
+    results.save_png(fig, path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: plot.py RESULTS.csv")
-    plot(sys.argv[1])
+    path = results.csv_argument()
+    plot(path)
     import tables  # noqa: E402  (beside this file)
-    tables.main([os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[1])))])
+    tables.main([os.path.dirname(os.path.dirname(os.path.abspath(path)))])

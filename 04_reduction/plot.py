@@ -44,13 +44,9 @@ def main(path):
     axes[0][0].set_ylabel(rate.replace("_per_", "/") + " (n * sizeof(T) / time)")
     axes[0][-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.suptitle("04_reduction on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
-    fig.tight_layout()
-    out = os.path.splitext(path)[0] + ".png"
-    fig.savefig(out, dpi=100)
-    print("wrote", out)
+    results.save_png(fig, path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: plot.py RESULTS.csv")
-    main(sys.argv[1])
+    path = results.csv_argument()
+    main(path)

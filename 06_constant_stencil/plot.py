@@ -38,16 +38,12 @@ def plot_cache(path):
     ax.grid(True, alpha=0.3, which="both")
     ax.set_title("constant cache vs read-only cache on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
     ax.legend(fontsize=9)
-    fig.tight_layout()
-    out = os.path.splitext(path)[0] + ".png"
-    fig.savefig(out, dpi=110)
-    print("wrote", out)
+    results.save_png(fig, path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: plot.py RESULTS.csv")
-    if sys.argv[1].endswith("_constant_cache.csv"):
-        plot_cache(sys.argv[1])
+    path = results.csv_argument()
+    if path.endswith("_constant_cache.csv"):
+        plot_cache(path)
     else:
-        common_plot.plot(sys.argv[1])
+        common_plot.plot(path)

@@ -32,13 +32,9 @@ def plot(path):
     ax.grid(True, alpha=0.3)
     ax.set_title("07_shuffle: y = A x on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    out = os.path.splitext(path)[0] + ".png"
-    fig.savefig(out, dpi=110)
-    print("wrote", out)
+    results.save_png(fig, path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: plot.py RESULTS.csv")
-    plot(sys.argv[1])
+    path = results.csv_argument()
+    plot(path)

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def plot(path, out=None, title=None):
+def plot(path, title=None):
     meta, rows = results.read(path)
     rate = results.rate_column(rows)
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
@@ -38,13 +38,9 @@ def plot(path, out=None, title=None):
     ax.set_title(title or "%s on %s (%s)" % (os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(path)))),
                                            meta.get("gpu", "?"), meta.get("date", "?")[:10]))
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    out = out or os.path.splitext(path)[0] + ".png"
-    fig.savefig(out, dpi=110)
-    print("wrote", out)
+    results.save_png(fig, path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: plot.py RESULTS.csv")
-    plot(sys.argv[1])
+    path = results.csv_argument()
+    plot(path)

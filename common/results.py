@@ -1,5 +1,7 @@
 """results.py - read a results CSV written by common/report.hpp (stdlib only)."""
 import csv
+import os
+import sys
 
 
 def read(path):
@@ -22,3 +24,18 @@ def rate_column(rows):
 
 def peer_column(rows):
     return next(k for k in rows[0] if k.startswith("pct_of_"))
+
+
+def save_png(fig, csv_path):
+    """Saves a figure beside the CSV it was drawn from: results/h200.csv -> results/h200.png."""
+    fig.tight_layout()
+    out = os.path.splitext(csv_path)[0] + ".png"
+    fig.savefig(out, dpi=110)
+    print("wrote", out)
+
+
+def csv_argument():
+    """The one command-line argument of a plot script: the results CSV."""
+    if len(sys.argv) != 2:
+        sys.exit("usage: %s RESULTS.csv" % os.path.basename(sys.argv[0]))
+    return sys.argv[1]
