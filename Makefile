@@ -65,8 +65,7 @@ test: $(TESTS) $(PROGRAMS)
 	@PROGRAMS="$(PROGRAMS)" tests/run.sh $(TESTS)
 
 # Every program's size sweep, recorded as NN_name/results/<gpu>.csv.
-GPU_TAG = $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | \
-            sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z')
+GPU_TAG = $(shell common/gpu_tag.sh)
 bench: $(PROGRAMS)
 	@test -n "$(GPU_TAG)" || { echo "make bench: no GPU found (nvidia-smi)"; exit 1; }
 	@set -e; for c in $(CHAPTERS); do \

@@ -8,7 +8,7 @@
 set -euo pipefail
 prog=${1:-./bank_conflicts}
 dir=$(dirname "$0")
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z')
+gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
 m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum

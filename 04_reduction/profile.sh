@@ -7,7 +7,7 @@
 set -euo pipefail
 prog=${1:-./reduction}
 dir=$(dirname "$0")
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z')
+gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
 ld=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 st=l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
 echo "== ncu on $prog --type int --n 16777216 (first launch of each kernel)"

@@ -6,7 +6,7 @@
 set -euo pipefail
 prog=${1:-./constant_stencil}
 dir=$(dirname "$0")
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z')
+gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
 m=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum

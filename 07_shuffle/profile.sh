@@ -7,7 +7,7 @@
 set -euo pipefail
 prog=${1:-./shuffle}
 dir=$(dirname "$0")
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z')
+gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
 m=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
 m=$m,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 m=$m,sm__warps_active.avg.pct_of_peak_sustained_active
