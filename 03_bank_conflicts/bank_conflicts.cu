@@ -450,11 +450,7 @@ int main(int argc, char** argv) {
     std::sort(tile_counts.begin(), tile_counts.end());
     tile_counts.erase(std::unique(tile_counts.begin(), tile_counts.end()), tile_counts.end());
     const size_t need = 2 * max_tile_words(tile_counts.back()) * 4;
-    if (need > common::free_device_memory()) {
-        std::fprintf(stderr, "bank_conflicts: --tiles %d needs %s of device memory\n", tile_counts.back(),
-                     common::human_bytes(double(need)).c_str());
-        return 2;
-    }
+    common::require_device_memory("bank_conflicts", double(need));
 
     if (o.common.kernel.empty()) print_smem_config(dev);
     common::Report report("GB/s", "peer", {"ld wf/req", "st wf/req", "8B-mode ld", "cyc/req"});

@@ -118,12 +118,7 @@ int main(int argc, char** argv) {
     common::print_device_header(dev);
     size_t largest = 0;
     for (const Shape& s : shapes) largest = std::max(largest, size_t(s.rows) * s.cols);
-    if (2 * largest * sizeof(float) > common::free_device_memory()) {
-        std::fprintf(stderr, "transpose: needs %s of device memory, %s is free\n",
-                     common::human_bytes(2.0 * largest * sizeof(float)).c_str(),
-                     common::human_bytes(double(common::free_device_memory())).c_str());
-        return 2;
-    }
+    common::require_device_memory("transpose", 2.0 * largest * sizeof(float));
 
     common::Report report("GB/s", "copy");
     bool ok = true;

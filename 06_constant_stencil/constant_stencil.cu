@@ -214,12 +214,7 @@ int main(int argc, char** argv) {
     const common::DeviceInfo dev = common::require_device(int(opt.common.device));
     common::print_device_header(dev);
     const size_t largest = *std::max_element(sizes.begin(), sizes.end());
-    if (constant_stencil::device_bytes(largest) > common::free_device_memory()) {
-        std::fprintf(stderr, "constant_stencil: needs %s of device memory, %s is free\n",
-                     common::human_bytes(double(constant_stencil::device_bytes(largest))).c_str(),
-                     common::human_bytes(double(common::free_device_memory())).c_str());
-        return 2;
-    }
+    common::require_device_memory("constant_stencil", double(constant_stencil::device_bytes(largest)));
 
     const constant_stencil::Coefficients coef = constant_stencil::derivative8();
     common::DeviceBuffer<float> d_coef(constant_stencil::RADIUS);

@@ -324,11 +324,7 @@ int main(int argc, char** argv) {
     size_t largest = 0;
     for (const Shape& s : shapes) largest = std::max(largest, size_t(s.rows) * s.cols + s.rows + s.cols);
     const size_t need = largest * sizeof(double) + (64u << 20);  // + scratch, CUB's temporaries
-    if (need > common::free_device_memory()) {
-        std::fprintf(stderr, "shuffle: needs %s of device memory, %s is free\n", common::human_bytes(double(need)).c_str(),
-                     common::human_bytes(double(common::free_device_memory())).c_str());
-        return 2;
-    }
+    common::require_device_memory("shuffle", double(need));
 
     bool ok = run_demos();
     ok &= run_xor_table();

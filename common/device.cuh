@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/report.hpp"
+#include "common/stats.hpp"
 
 namespace common {
 
@@ -125,6 +126,17 @@ inline size_t free_device_memory() {
     size_t free_b = 0, total_b = 0;
     CHECK(cudaMemGetInfo(&free_b, &total_b));
     return free_b;
+}
+
+// Exits 2 (a size the command line asked for) when `bytes` of device memory
+// are not free, before anything is allocated.
+inline void require_device_memory(const char* program, double bytes) {
+    const size_t free_b = free_device_memory();
+    if (bytes > double(free_b)) {
+        std::fprintf(stderr, "%s: needs %s of device memory, %s is free\n", program, human_bytes(bytes).c_str(),
+                     human_bytes(double(free_b)).c_str());
+        std::exit(2);
+    }
 }
 
 }  // namespace common
