@@ -31,8 +31,10 @@ GTEST    := -lgtest -lgtest_main -lpthread
 CHAPTERS ?= $(patsubst %/,%,$(sort $(wildcard [0-9][0-9]_*/)))
 prog      = $(patsubst $(firstword $(subst _, ,$(1)))_%,%,$(1))
 PROGRAMS := $(foreach c,$(CHAPTERS),$(call prog,$(c)))
+# A chapter's tests: tests/test_NN_name.cu, and tests/test_NN_name_PART.cu for a chapter in parts.
+test_srcs = $(wildcard tests/test_$(1).cu tests/test_$(1)_*.cu)
 TESTS    := build/tests/test_common build/tests/test_programs \
-            $(foreach c,$(CHAPTERS),$(if $(wildcard tests/test_$(c).cu),build/tests/test_$(c)))
+            $(foreach c,$(CHAPTERS),$(patsubst tests/%.cu,build/tests/%,$(call test_srcs,$(c))))
 COMMON   := $(wildcard common/*.cuh common/*.hpp)
 
 # Libraries a chapter's program links beyond the CUDA runtime.
@@ -47,11 +49,15 @@ define chapter_rules
 $(1): $(call prog,$(1))
 $(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc
 	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
-build/tests/test_$(1): tests/test_$(1).cu tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc check-gtest
+endef
+# $(1) the chapter, $(2) one of its test sources
+define test_rule
+$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$(c))))
+$(foreach c,$(CHAPTERS),$(foreach t,$(call test_srcs,$(c)),$(eval $(call test_rule,$(c),$(t)))))
 
 build/tests/test_common: tests/test_common.cpp $(COMMON) | check-gtest
 	@mkdir -p build/tests
