@@ -25,9 +25,12 @@ namespace {
 struct Shape { int rows, cols; };
 
 // `make bench`: squares from 1024^2 (fits in L2: watch the numbers jump) to
-// 16384^2, plus one shape whose sides are not multiples of 4 or of any tile.
-const std::vector<Shape> kSweep = {{1024, 1024}, {2048, 2048}, {4096, 4096}, {8192, 8192},
-                                   {16384, 16384}, {8191, 8193}};
+// 16384^2, then shapes a learner might try: odd rows, odd columns, both odd,
+// primes, sides not multiples of 4 or of any tile, tall and wide.
+const std::vector<Shape> kSweep = {
+    {1024, 1024},  {2048, 2048},   {4096, 4096},   {8192, 8192},   {16384, 16384}, {8191, 8193},
+    {8193, 8193},  {8191, 8192},   {8192, 8191},   {12289, 4097},  {4097, 12289},  {10007, 10009},
+    {16384, 16383}, {2050, 2046},  {6002, 5998}};
 
 double gbps(const Shape& s, double ms) { return 2.0 * s.rows * s.cols * sizeof(float) / (ms * 1e6); }
 

@@ -272,6 +272,114 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
     }
 }
 
+// transposeSectorAligned: the same 64-column output tiles, but cut along the
+// 32-byte sectors of the OUTPUT rows instead of along tile multiples.
+//
+// Why: output row j (input column j) starts at float j * rows. With rows a
+// multiple of 8 every output row starts on a 32-byte sector and a tile's
+// 64 floats of a row are 8 whole sectors. With an odd number of rows the rows
+// start at every possible 4-byte offset, so every 64-float piece begins and
+// ends inside a sector that a NEIGHBOURING block writes the rest of. The
+// memory system writes whole sectors: a partly written sector that leaves L2
+// before its other part arrives costs a DRAM read (read-modify-write). ncu
+// shows it as DRAM reads far above the input's size (README, "Odd shapes").
+//
+// So this kernel moves each output row's window: for output row j the block
+// of tile row R0 writes elements [R0 - m_j, R0 - m_j + 64), m_j = (j * rows)
+// mod 8, which starts exactly on a sector. The windows of consecutive blocks
+// still tile each output row without gaps; only the 32 bytes where one output
+// row ends and the next begins are shared between two blocks. The block thus
+// needs input rows R0 - 7 .. R0 + 63: it loads 71 (64 if rows % 8 == 0).
+//
+// The input side has the same problem for 16-byte loads when cols % 4 != 0:
+// each input row r is read in float4s aligned to the ABSOLUTE address (the
+// row's first aligned float4 at or before column c0; a_r = the floats it
+// starts early), so 17 float4s cover the 64 columns. Extra columns of a float4
+// are simply not used. Both sides issue only aligned 16-byte accesses, and
+// every output sector is written whole by one block.
+//
+// Shared memory: a 72 x 69 float tile (odd row stride: the column gather of
+// rows 4t + k for t = 0..7 hits 8 different banks per row group; the per-row
+// shifts a_r and m_j make some conflicts data-dependent: ncu counts them).
+// Blocks are launched down tile columns, as in transposeSwizzleVec4ColGrid.
+constexpr int kAlignedTile = 64, kAlignedThreads = 512, kAlignedHalo = 8;
+constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
+constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
+constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
+__global__ void __launch_bounds__(kAlignedThreads)
+transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    constexpr int T = kAlignedTile, H = kAlignedHalo, K = kAlignedChunks, S = kAlignedStride;
+    __shared__ float tile[kAlignedRows * S];
+    const size_t n = size_t(rows) * cols;
+    const int R0 = blockIdx.x * T;  // output columns R0 - m_j .. (= input rows)
+    const int c0 = blockIdx.y * T;  // output rows c0 .. c0 + 63 (= input columns)
+    // Rows above R0 are needed only when output rows are not sector-aligned.
+    const int lo = (rows & 7) == 0 ? H : 1;
+    const int slots = (kAlignedRows - lo) * K;
+    const int ncols = min(T, cols - c0);  // columns of this tile inside the matrix
+
+    // Load: consecutive threads take consecutive float4s of one input row.
+    constexpr int PASSES = (kAlignedRows * K + kAlignedThreads - 1) / kAlignedThreads;  // 3
+    float4 v[PASSES];
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+        const int s = threadIdx.x + p * kAlignedThreads;
+        const int i = lo + s / K, k = s % K;
+        const int r = R0 - H + i;
+        v[p] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (s < slots && r >= 0 && r < rows) {
+            const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
+            if (4 * k - a < ncols) {  // the float4 holds a column this tile needs
+                const size_t g = size_t(r) * cols + c0 - a + 4 * k;
+                if (g + 4 <= n) {
+                    v[p] = *reinterpret_cast<const float4*>(in + g);
+                } else {  // the array's last float4 may stick out of it
+                    float e[4];
+                    for (int q = 0; q < 4; ++q) e[q] = g + q < n ? in[g + q] : 0.f;
+                    v[p] = make_float4(e[0], e[1], e[2], e[3]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+        const int s = threadIdx.x + p * kAlignedThreads;
+        if (s < slots) {
+            float* d = tile + (lo + s / K) * S + 4 * (s % K);
+            d[0] = v[p].x; d[1] = v[p].y; d[2] = v[p].z; d[3] = v[p].w;
+        }
+    }
+    __syncthreads();
+
+    // Store: a warp writes 4 output rows x 8 float4s (128 aligned bytes = 4
+    // whole sectors per row); 32 such units per block, 2 per warp.
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int jj = lane % 4, t = lane / 4;
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+        const int unit = u * (kAlignedThreads / 32) + warp;  // 0..31
+        const int jl = 4 * (unit / 2) + jj;                   // output row within the tile
+        const int j = c0 + jl;
+        if (jl >= ncols) continue;
+        const int m = int((unsigned(j) * unsigned(rows)) & 7u);
+        const int e = R0 - m + 4 * (8 * (unit % 2) + t);      // first of 4 output columns
+        float w[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int r = e + q;                              // input row
+            const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
+            w[q] = tile[(r - R0 + H) * S + jl + a];
+        }
+        float* o = out + size_t(j) * rows + e;  // sector-aligned when q = 0.. of a full chunk
+        if (e >= 0 && e + 4 <= rows) {
+            *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
+        } else {
+            for (int q = 0; q < 4; ++q)
+                if (e + q >= 0 && e + q < rows) o[q] = w[q];
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Host side: launch wrappers, the kernel list, the CPU reference.
 // ---------------------------------------------------------------------------
@@ -340,6 +448,15 @@ std::string launch_vec4(const float* in, float* out, int rows, int cols) {
     return launch_string(grid, block);
 }
 
+// Grid down tile columns; one more tile row when the windows start up to 7 early.
+inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
+    const int span = rows + ((rows & 7) ? kAlignedHalo - 1 : 0);
+    const dim3 block(kAlignedThreads), grid(ceil_div(span, kAlignedTile), ceil_div(cols, kAlignedTile));
+    transposeSectorAligned<<<grid, block>>>(in, out, rows, cols);
+    CHECK_LAUNCH();
+    return launch_string(grid, block);
+}
+
 // Every kernel of the chapter, in teaching order (the copies first: they are the ceiling).
 inline const std::vector<Kernel>& kernels() {
     static const std::vector<Kernel> k = {
@@ -354,6 +471,7 @@ inline const std::vector<Kernel>& kernels() {
         {"transposeSmemPadCoarse", false, launch_coarse, "32x32 tile, 4 elements per thread"},
         {"transposeSwizzleVec4", false, launch_vec4<false>, "64x64 tile, float4 both ways, XOR swizzle"},
         {"transposeSwizzleVec4ColGrid", false, launch_vec4<true>, "the same, blocks launched down tile columns"},
+        {"transposeSectorAligned", false, launch_sector_aligned, "tiles cut on 32-byte sectors of each output row: any shape"},
     };
     return k;
 }

@@ -396,11 +396,11 @@ void warp_scans(const T* in, T* inc, T* exc, size_t n) {
 // ===========================================================================
 // Part 3. y = A x, A rows x cols row-major double (seed 004).
 //
-// Each element of A is used once: the kernel can only be as fast as reading
-// A, rows * cols * 8 bytes (x and y are cols and rows doubles: 1/rows and
-// 1/cols of that; the byte model ignores them). The peer is
-// cub::DeviceReduce::Sum over the same bytes: a reduction that reads as much
-// and computes as little.
+// Each element of A is used once: the least traffic is reading A and x once
+// and writing y once, (rows * cols + cols + rows) * 8 bytes - the byte model.
+// (x matters for few long rows: at 1 x N it is half the bytes; y for many
+// short ones: at 2^24 x 8 it is 1/9.) The peer is cub::DeviceReduce::Sum, a
+// reduction that reads as much and computes as little, compared by GB/s.
 // ===========================================================================
 
 constexpr int kMatvecBlock = 256;  // 8 warps
@@ -411,11 +411,14 @@ __device__ __forceinline__ size_t total_warps() { return size_t(gridDim.x) * blo
 
 // One lane's share of row r's dot product: columns lane, lane + 32, ...
 // Consecutive lanes read consecutive doubles: 256 coalesced bytes per warp.
+// 64-bit indices: the seed's int row * N overflows past 2^31 elements, and an
+// int column index wraps negative on a row of nearly 2^31 columns (c + 32
+// passes INT_MAX when cols > 2^31 - 33, which check_shape admits).
 __device__ __forceinline__ double row_partial(const double* __restrict__ A, const double* __restrict__ x, size_t r,
                                               int cols, int lane) {
-    const double* a = A + r * size_t(cols);  // size_t: the seed's int row * N overflows past 2^31 elements
+    const double* a = A + r * size_t(cols);
     double t = 0.0;
-    for (int c = lane; c < cols; c += kWarp) t = fma(a[c], x[c], t);
+    for (int64_t c = lane; c < cols; c += kWarp) t = fma(a[c], x[c], t);
     return t;
 }
 
@@ -651,6 +654,73 @@ matvecBlockRow(const double* __restrict__ A, const double* __restrict__ x, doubl
     if (threadIdx.x == 0) y[blockIdx.x] = s;
 }
 
+// matvecSplitRow<EVEN>: rows too few and too long for a block each. With
+// 8 rows of 4 million columns, 8 blocks run on 8 of the 132 SMs (4% of CUB).
+// Here each row is cut into chunks of `chunk_pairs` pairs, one block per
+// chunk, 16-byte loads with 8 in flight per thread as in matvecBlockRow; each
+// block writes its partial sum to partial[row * chunks + chunk]. A second
+// kernel (matvecSplitRowSum) adds each row's partials in chunk order.
+// No atomics: the result is bit-reproducible from run to run for a given
+// shape and GPU (the chunking depends on the shape and the SM count only).
+// Block b takes chunk b / rows of row b % rows: blocks that run together read
+// the same slice of x, so x comes from DRAM once even when it exceeds L2
+// (3 x 10000019: x is 80 MB, a third of A).
+template <bool EVEN>
+__global__ void __launch_bounds__(kMatvecBlock)
+matvecSplitRow(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ partial, int rows,
+               int cols, int64_t chunk_pairs) {
+    constexpr int U = 8;
+    const int64_t row = blockIdx.x % unsigned(rows), chunk = blockIdx.x / unsigned(rows);
+    const int64_t chunks = gridDim.x / unsigned(rows);
+    const size_t start = size_t(row) * size_t(cols);
+    const int o = EVEN ? 0 : int(start & 1);
+    const double2* a = reinterpret_cast<const double2*>(A + start + o);
+    const double2* x2 = reinterpret_cast<const double2*>(x);
+    auto xpair = [&](int64_t p) {
+        if constexpr (EVEN) return __ldg(x2 + p);
+        else return make_double2(__ldg(x + o + 2 * p), __ldg(x + o + 2 * p + 1));
+    };
+    const int64_t pairs = cols / 2;
+    const int64_t end = min(pairs, (chunk + 1) * chunk_pairs);
+    double s = 0.0;
+    int64_t p = chunk * chunk_pairs + threadIdx.x;
+    for (; p + (U - 1) * kMatvecBlock < end; p += U * kMatvecBlock) {
+        double2 av[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) av[u] = __ldcs(a + p + u * kMatvecBlock);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const double2 xv = xpair(p + u * kMatvecBlock);
+            s = fma(av[u].x, xv.x, s);
+            s = fma(av[u].y, xv.y, s);
+        }
+    }
+    for (; p < end; p += kMatvecBlock) {
+        const double2 av = __ldcs(a + p), xv = xpair(p);
+        s = fma(av.x, xv.x, s);
+        s = fma(av.y, xv.y, s);
+    }
+    if (!EVEN && chunk == 0 && threadIdx.x == 0) {  // the one element outside the pairs
+        const int64_t c = o ? 0 : cols - 1;
+        s = fma(A[start + c], x[c], s);
+    }
+    s = blockReduce<double, kMatvecBlock>(s);
+    if (threadIdx.x == 0) partial[row * chunks + chunk] = s;
+}
+
+// The second pass: one warp per row adds the row's partials (lane-strided,
+// then the xor butterfly): a fixed order, so a fixed result.
+__global__ void __launch_bounds__(kMatvecBlock)
+matvecSplitRowSum(const double* __restrict__ partial, double* __restrict__ y, int rows, int chunks) {
+    const int lane = threadIdx.x % kWarp;
+    const size_t r = global_thread() / kWarp;
+    if (r >= size_t(rows)) return;  // warp-uniform: the whole warp leaves together
+    double t = 0.0;
+    for (int c = lane; c < chunks; c += kWarp) t += partial[r * chunks + c];
+    for (int m = 16; m > 0; m /= 2) t += __shfl_xor_sync(kFullMask, t, m);
+    if (lane == 0) y[r] = t;
+}
+
 // ---------------------------------------------------------------------------
 // Host side.
 // ---------------------------------------------------------------------------
@@ -694,7 +764,38 @@ inline std::string launch_gmem_cache(const double* A, const double* x, double* y
 
 // A (LANES, ROWS) variant of matvecVec2: one segment of LANES lanes per ROWS
 // rows; or, with block_per_row, matvecBlockRow.
-struct Vec2Shape { int lanes, rows_per_segment; bool block_per_row = false; };
+struct Vec2Shape { int lanes, rows_per_segment; bool block_per_row = false; bool split_rows = false; };
+
+// Chunks of whole 2048-pair block steps (256 threads x 8 loads), sized so that
+// the grid is about 4 full GPUs of blocks.
+inline int64_t split_chunk_pairs(int rows, int cols) {
+    constexpr int64_t step = int64_t(8) * kMatvecBlock;
+    const int64_t target_blocks = int64_t(4) * sm_count() * kBlocksPerSm;
+    const int64_t total = int64_t(rows) * (cols / 2);
+    const int64_t per_block = std::max<int64_t>(step, (total + target_blocks - 1) / target_blocks);
+    return (per_block + step - 1) / step * step;
+}
+
+// Needs rows * chunks <= scratch_doubles() (true where tuned_shape picks it;
+// the launcher refuses otherwise rather than write past the scratch array).
+inline std::string launch_split_rows(const double* A, const double* x, double* y, int rows, int cols,
+                                     double* scratch) {
+    const int64_t cp = split_chunk_pairs(rows, cols);
+    const int64_t chunks = std::max<int64_t>(1, (cols / 2 + cp - 1) / cp);
+    if (size_t(rows) * size_t(chunks) > scratch_doubles()) {
+        std::fprintf(stderr, "launch_split_rows: %d x %lld partials do not fit the scratch array\n", rows,
+                     (long long)chunks);
+        std::exit(1);
+    }
+    const unsigned g = unsigned(rows * chunks);
+    if (cols % 2 == 0) matvecSplitRow<true><<<g, kMatvecBlock>>>(A, x, scratch, rows, cols, cp);
+    else matvecSplitRow<false><<<g, kMatvecBlock>>>(A, x, scratch, rows, cols, cp);
+    CHECK_LAUNCH();
+    const unsigned g2 = unsigned((size_t(rows) * kWarp + kMatvecBlock - 1) / kMatvecBlock);
+    matvecSplitRowSum<<<g2, kMatvecBlock>>>(scratch, y, rows, int(chunks));
+    CHECK_LAUNCH();
+    return launch_string(g, kMatvecBlock, " split rows: " + std::to_string(chunks) + " blocks/row + sum");
+}
 
 inline std::string launch_block_row(const double* A, const double* x, double* y, int rows, int cols) {
     if (cols % 2 == 0) matvecBlockRow<true><<<rows, kMatvecBlock>>>(A, x, y, cols);
@@ -717,13 +818,15 @@ std::string launch_vec2_lr(const double* A, const double* x, double* y, int rows
 constexpr int kLaneChoices[] = {1, 2, 4, 8, 16, 32};
 constexpr int kRowChoices[] = {1, 2, 4, 8};
 
-inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, double* y, int rows, int cols) {
+inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, double* y, int rows, int cols,
+                               double* scratch = nullptr) {
     using F = std::string (*)(const double*, const double*, double*, int, int);
 #define SHUFFLE_VEC2_ROW(L) {launch_vec2_lr<L, 1>, launch_vec2_lr<L, 2>, launch_vec2_lr<L, 4>, launch_vec2_lr<L, 8>}
     static const F table[6][4] = {SHUFFLE_VEC2_ROW(1),  SHUFFLE_VEC2_ROW(2),  SHUFFLE_VEC2_ROW(4),
                                   SHUFFLE_VEC2_ROW(8), SHUFFLE_VEC2_ROW(16), SHUFFLE_VEC2_ROW(32)};
 #undef SHUFFLE_VEC2_ROW
-    if (v.block_per_row) return launch_block_row(A, x, y, rows, cols);
+    if (v.split_rows && scratch) return launch_split_rows(A, x, y, rows, cols, scratch);
+    if (v.block_per_row || v.split_rows) return launch_block_row(A, x, y, rows, cols);
     int li = 0, ri = 0;
     while (li < 5 && kLaneChoices[li] < v.lanes) ++li;
     while (ri < 3 && kRowChoices[ri] < v.rows_per_segment) ++ri;
@@ -739,6 +842,9 @@ inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, do
 // warps than the GPU holds.
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
+    const int64_t resident_blocks = int64_t(sm_count()) * kBlocksPerSm;
+    // Few long rows: fewer rows than 4 full GPUs of blocks -> split each row.
+    if (pairs >= 8 * kMatvecBlock && rows < 4 * resident_blocks) return {32, 1, false, true};
     if (pairs >= 8 * kMatvecBlock) return {32, 1, true};
     int lanes = 1;
     while (lanes < 32 && 2 * lanes < pairs) lanes *= 2;
@@ -758,27 +864,36 @@ inline Vec2Shape tuned_shape(int rows, int cols) {
 inline std::string launch_vec2_warp(const double* A, const double* x, double* y, int rows, int cols, double*) {
     return launch_vec2({32, 1}, A, x, y, rows, cols);
 }
-inline std::string launch_vec2_tuned(const double* A, const double* x, double* y, int rows, int cols, double*) {
-    return launch_vec2(tuned_shape(rows, cols), A, x, y, rows, cols);
+inline std::string launch_vec2_tuned(const double* A, const double* x, double* y, int rows, int cols,
+                                     double* scratch) {
+    return launch_vec2(tuned_shape(rows, cols), A, x, y, rows, cols, scratch);
 }
 
 struct MatvecKernel {
     const char* name;
     MatvecLaunch launch;
-    bool pitfall;  // a seed's bug, kept to show how it fails: only with --pitfalls
     const char* what;
 };
 
-// Every matvec kernel, in teaching order.
+// Every matvec kernel, in teaching order: what the program runs and the tests check.
 inline const std::vector<MatvecKernel>& matvec_kernels() {
     static const std::vector<MatvecKernel> k = {
-        {"matvecGmemCache", launch_gmem_cache, false, "warp per row, reduced through a global scratch array"},
-        {"matvecSmem", launch_rowloop<matvecSmem>, false, "warp per row, reduced in shared memory (+__syncwarp)"},
-        {"matvecSmemNoSyncwarp", launch_rowloop<matvecSmemNoSyncwarp>, true,
-         "PITFALL: the seed's volatile reduction, no __syncwarp"},
-        {"matvecShuffle", launch_rowloop<matvecShuffle>, false, "warp per row, reduced with __shfl_xor_sync"},
-        {"matvecShuffleVec2", launch_vec2_warp, false, "warp per row, 16-byte loads, 8 in flight per lane"},
-        {"matvecShuffleTuned", launch_vec2_tuned, false, "16-byte loads; lanes per row, rows per warp (or a block per row) from the shape"},
+        {"matvecGmemCache", launch_gmem_cache, "warp per row, reduced through a global scratch array"},
+        {"matvecSmem", launch_rowloop<matvecSmem>, "warp per row, reduced in shared memory (+__syncwarp)"},
+        {"matvecShuffle", launch_rowloop<matvecShuffle>, "warp per row, reduced with __shfl_xor_sync"},
+        {"matvecShuffleVec2", launch_vec2_warp, "warp per row, 16-byte loads, 8 in flight per lane"},
+        {"matvecShuffleTuned", launch_vec2_tuned,
+         "16-byte loads; lanes per row, rows per warp, a block per row or several blocks per row, from the shape"},
+    };
+    return k;
+}
+
+// The seeds' bugs, kept to show how they fail: a separate list, so that no
+// loop over matvec_kernels() runs them (the program: only with --pitfalls).
+inline const std::vector<MatvecKernel>& matvec_pitfalls() {
+    static const std::vector<MatvecKernel> k = {
+        {"matvecSmemNoSyncwarp", launch_rowloop<matvecSmemNoSyncwarp>,
+         "PITFALL: the seed's volatile reduction, no __syncwarp (racecheck reports it)"},
     };
     return k;
 }

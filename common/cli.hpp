@@ -8,10 +8,36 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace common {
+
+// "" if `path` can be written as an output file, else why not. Checked while
+// parsing, so a run cannot lose its results at the end. Creates and
+// truncates nothing: an existing file must be a writable regular file; a new
+// one needs an existing, writable folder.
+inline std::string output_file_problem(const std::string& path) {
+    if (path.empty()) return "an empty file name";
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return "'" + path + "' is a folder";
+        if (access(path.c_str(), W_OK) != 0) return "'" + path + "' is not writable (" + std::strerror(errno) + ")";
+        return "";
+    }
+    if (errno != ENOENT) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
+    const size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    if (stat(dir.c_str(), &st) != 0)
+        return "cannot write '" + path + "': folder '" + dir + "' (" + std::strerror(errno) + ")";
+    if (!S_ISDIR(st.st_mode)) return "cannot write '" + path + "': '" + dir + "' is not a folder";
+    if (access(dir.c_str(), W_OK | X_OK) != 0)
+        return "cannot write '" + path + "': folder '" + dir + "' is not writable (" + std::strerror(errno) + ")";
+    return "";
+}
 
 class Cli {
   public:
@@ -20,18 +46,23 @@ class Cli {
 
     // --name N, an integer in [lo, hi]. "2^K" is accepted for powers of two.
     Cli& option(const std::string& name, int64_t* dst, const std::string& help, int64_t lo, int64_t hi) {
-        opts_.push_back({name, help, Kind::Int, dst, nullptr, nullptr, lo, hi, {}});
+        opts_.push_back({name, help, Kind::Int, dst, nullptr, nullptr, lo, hi, {}, nullptr});
         return *this;
     }
     // --name TEXT, optionally restricted to a list of choices.
     Cli& option(const std::string& name, std::string* dst, const std::string& help,
                 std::vector<std::string> choices = {}) {
-        opts_.push_back({name, help, Kind::Text, nullptr, dst, nullptr, 0, 0, std::move(choices)});
+        opts_.push_back({name, help, Kind::Text, nullptr, dst, nullptr, 0, 0, std::move(choices), nullptr});
+        return *this;
+    }
+    // --name PATH of a file the program will write: refused while parsing if it cannot be.
+    Cli& output_file(const std::string& name, std::string* dst, const std::string& help) {
+        opts_.push_back({name, help, Kind::Text, nullptr, dst, nullptr, 0, 0, {}, output_file_problem});
         return *this;
     }
     // --name, a switch.
     Cli& flag(const std::string& name, bool* dst, const std::string& help) {
-        opts_.push_back({name, help, Kind::Flag, nullptr, nullptr, dst, 0, 0, {}});
+        opts_.push_back({name, help, Kind::Flag, nullptr, nullptr, dst, 0, 0, {}, nullptr});
         return *this;
     }
 
@@ -96,6 +127,7 @@ class Cli {
         bool* flag;
         int64_t lo, hi;
         std::vector<std::string> choices;
+        std::string (*check)(const std::string&);  // text options: "" or why the value is refused
     };
 
     const Opt* find(const std::string& name) const {
@@ -136,6 +168,10 @@ class Cli {
             for (const std::string& c : o.choices) { ok |= c == v; list += (list.empty() ? "" : ", ") + c; }
             if (!ok) return "--" + o.name + " must be one of {" + list + "}, got '" + v + "'";
         }
+        if (o.check) {
+            const std::string why = o.check(v);
+            if (!why.empty()) return "--" + o.name + ": " + why;
+        }
         *o.s = v;
         return "";
     }
@@ -168,7 +204,7 @@ inline void add_common_options(Cli& cli, CommonOptions& c, std::vector<std::stri
         .option("warmup", &c.warmup, "untimed warm-up launches", 0, 100000)
         .option("seed", &c.seed, "random input seed", 0, INT64_MAX)
         .option("device", &c.device, "CUDA device to run on", 0, 1023)
-        .option("csv", &c.csv, "write the results to this CSV file (with a metadata header)")
+        .output_file("csv", &c.csv, "write the results to this CSV file (with a metadata header; checked first)")
         .option("kernel", &c.kernel, "run only this kernel (the baseline still runs)", std::move(kernels))
         .flag("sweep", &c.sweep, "run the chapter's size sweep (what `make bench` records)");
 }

@@ -1,6 +1,7 @@
 // Every 05_transpose kernel against the CPU transpose, at shapes chosen to
 // break edge handling: 1 x 1, single rows and columns, primes, one less and
 // one more than each tile side, non-square, and one large matrix.
+#include <cstdint>
 #include <string>
 #include <vector>
 #include <gtest/gtest.h>
@@ -17,7 +18,11 @@ struct Shape { int rows, cols; };
 const std::vector<Shape> kShapes = {
     {1, 1},    {1, 4099}, {4099, 1}, {2, 3},     {15, 31},   {16, 32},   {17, 33},  {33, 31},
     {31, 65},  {63, 64},  {64, 64},  {65, 65},   {8, 4},     {4, 1024},  {252, 260}, {127, 129},
-    {1000, 777}, {777, 1000}, {4096, 4096}};
+    {1000, 777}, {777, 1000}, {4096, 4096},
+    // transposeSectorAligned's cases: rows % 8 = 1..7 (output rows start at every
+    // 4-byte offset of a sector), cols % 4 != 0, a window that starts before
+    // row 0 and one that needs an extra tile row at the end, odd both ways.
+    {9, 130}, {71, 9}, {130, 9}, {257, 129}, {8193, 67}, {67, 8193}, {1030, 1022}, {2051, 2053}};
 
 // Runs kernel k on fresh random data (poisoned output) and compares with the CPU.
 common::Comparison run(const transpose::Kernel& k, Shape s, uint64_t seed) {
@@ -94,6 +99,54 @@ TEST(TransposePitfall, SeedUnrollGuardIsCaughtOffTileMultiples) {
         const common::Comparison c = run(bug, s, 2);
         EXPECT_FALSE(c.pass()) << "the dropped edge at " << s.rows << "x" << s.cols << " went unnoticed";
         EXPECT_GT(c.mismatches, 0u);
+    }
+}
+
+// ---- The largest shapes check_shape admits ---------------------------------
+// 2^31 floats (8 GiB a matrix): every index that could pass INT_MAX must be
+// 64-bit. Data made and checked on the GPU (in[i] = i mod 2^24, exact in a
+// float), so the test takes seconds. Skipped with the reason where the GPU
+// has less free memory.
+__global__ void fillIndex(float* p, size_t n) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = float(i & 0xFFFFFF);
+}
+// Counts output elements that are not in[r][c] (or in[i] for a copy).
+__global__ void countWrong(const float* out, int rows, int cols, bool copy, unsigned long long* wrong) {
+    const size_t n = size_t(rows) * cols;
+    unsigned long long bad = 0;
+    for (size_t o = size_t(blockIdx.x) * blockDim.x + threadIdx.x; o < n; o += size_t(gridDim.x) * blockDim.x) {
+        const size_t src = copy ? o : size_t(o % size_t(rows)) * cols + o / size_t(rows);  // o = c * rows + r
+        if (!(out[o] == float(src & 0xFFFFFF))) ++bad;
+    }
+    if (bad) atomicAdd(wrong, bad);
+}
+
+TEST(TransposeLimits, LargestAdmittedShapesAreExact) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : {Shape{46341, 46340}, Shape{2048, int(transpose::kMaxDim)}, Shape{int(transpose::kMaxDim), 2048}}) {
+        ASSERT_EQ(transpose::check_shape(s.rows, s.cols), "") << s.rows << "x" << s.cols;
+        const size_t n = size_t(s.rows) * s.cols;
+        ASSERT_GT(n, size_t(INT32_MAX) - 65536);
+        size_t free_b = 0, total_b = 0;
+        CHECK(cudaMemGetInfo(&free_b, &total_b));
+        if (free_b < 2 * n * sizeof(float) + (64u << 20))
+            GTEST_SKIP() << s.rows << "x" << s.cols << " needs " << 2 * n * sizeof(float) / (1u << 20)
+                         << " MiB of device memory, " << free_b / (1u << 20) << " MiB free";
+        common::DeviceBuffer<float> d_in(n), d_out(n);
+        common::DeviceBuffer<unsigned long long> d_wrong(1);
+        fillIndex<<<4096, 256>>>(d_in.get(), n);
+        CHECK_LAUNCH();
+        for (const transpose::Kernel& k : transpose::kernels()) {
+            d_out.poison();
+            CHECK(cudaMemset(d_wrong.get(), 0, sizeof(unsigned long long)));
+            k.launch(d_in.get(), d_out.get(), s.rows, s.cols);
+            countWrong<<<4096, 256>>>(d_out.get(), s.rows, s.cols, k.is_copy, d_wrong.get());
+            CHECK_LAUNCH();
+            std::vector<unsigned long long> wrong;
+            d_wrong.download(wrong);
+            EXPECT_EQ(wrong[0], 0u) << k.name << " on " << s.rows << "x" << s.cols;
+        }
     }
 }
 

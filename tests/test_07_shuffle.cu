@@ -3,7 +3,9 @@
 // mask x type, the building blocks at odd sizes, and y = A x at many shapes
 // against a long-double CPU reference. Plus: a wrong width, a wrong mask and
 // a wrong matvec kernel are each caught.
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 #include <gtest/gtest.h>
 #include "07_shuffle/shuffle.cuh"
@@ -292,9 +294,10 @@ struct Shape { int rows, cols; };
 
 // One row, one column, cols < 32, odd and even cols (16-byte alignment of
 // every other row), primes, and shapes past a full GPU of warps.
+// Few long rows (split across blocks): 1 x 1000001, 3 x 100003, 2 x 65537, 257 x 8191.
 const std::vector<Shape> kShapes = {{1, 1},     {1, 1000},  {1000, 1},  {2, 2},     {7, 31},    {33, 33},
                                     {129, 64},  {100, 333}, {1000, 333}, {3, 100003}, {257, 8191}, {4096, 1024},
-                                    {65537, 3}, {40000, 96}};
+                                    {65537, 3}, {40000, 96}, {1, 1000001}, {2, 65537}, {5000, 4099}};
 
 // Runs `launch` and compares y with the CPU within gamma_{cols+1} * max_r sum_c |A x|.
 template <class Launch>
@@ -361,6 +364,239 @@ TEST(MatvecVariants, BlockPerRow) {
         const common::Comparison c = run_matvec(launch, s, 13ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "block per row on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
     }
+}
+
+TEST(MatvecVariants, SplitRows) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : std::vector<Shape>{{1, 1}, {1, 2}, {2, 7}, {1, 4097}, {3, 100003}, {2, 65537}, {7, 1000001},
+                                      {1000, 4099}, {4200, 4096}}) {
+        auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double* scratch) {
+            launch_split_rows(A, x, y, rows, cols, scratch);
+        };
+        const common::Comparison c = run_matvec(launch, s, 17ull * s.rows + s.cols);
+        EXPECT_TRUE(c.pass()) << "split rows on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
+    }
+}
+
+// The launcher's choice for few long rows, and its promise: no atomics, the
+// same bits every run.
+TEST(MatvecVariants, SplitRowsArePickedForFewLongRowsAndAreBitReproducible) {
+    SKIP_WITHOUT_GPU();
+    EXPECT_TRUE(tuned_shape(1, 33554431).split_rows);
+    EXPECT_TRUE(tuned_shape(8, 4000000).split_rows);
+    EXPECT_FALSE(tuned_shape(16384, 8192).split_rows);
+    EXPECT_TRUE(tuned_shape(16384, 8192).block_per_row);
+    EXPECT_FALSE(tuned_shape(1048576, 17).split_rows);
+    const Shape s{3, 1000003};
+    const size_t n = size_t(s.rows) * s.cols;
+    std::vector<double> A(n), x(s.cols), y1, y2;
+    common::fill_uniform(A.data(), n, 5, -1.0, 1.0);
+    common::fill_uniform(x.data(), x.size(), 6, -1.0, 1.0);
+    common::DeviceBuffer<double> d_A(n), d_x(s.cols), d_y(s.rows), d_scratch(scratch_doubles());
+    d_A.upload(A);
+    d_x.upload(x);
+    d_y.poison();
+    const std::string what = launch_vec2_tuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    EXPECT_NE(what.find("split rows"), std::string::npos) << what;
+    d_y.download(y1);
+    for (int rep = 0; rep < 5; ++rep) {
+        d_y.poison();
+        launch_vec2_tuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        d_y.download(y2);
+        EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double))) << "run " << rep;
+    }
+}
+
+// ---- Exact checks: integer-valued data -----------------------------------------------
+// A and x hold nonzero integers in [-16, 16]: every product and every partial
+// sum (< 2^53) is exact in double, in any order. So y must equal the integer
+// reference exactly, and one dropped, doubled or wrong product (never 0)
+// changes it by at least 1. This is what catches a lost element at sizes where
+// the random-data tolerance (gamma_n sum |a x|) is larger than a term.
+__host__ __device__ inline double grid_value(uint64_t i, uint64_t seed) {
+    uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    const double v = double(1 + (h >> 60));  // 1..16
+    return (h >> 59) & 1 ? -v : v;
+}
+
+__global__ void fillGrid(double* p, size_t n, uint64_t seed) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = grid_value(i, seed);
+}
+
+// y[r] = sum_c A[r][c] x[c] in int64, A and x given by grid_value (threads:
+// the largest shapes have 2^31 elements).
+std::vector<int64_t> grid_reference(Shape s, uint64_t seed_a, uint64_t seed_x) {
+    std::vector<int64_t> y(s.rows, 0);
+    const int nt = int(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+    const size_t cols = size_t(s.cols);
+    auto dot = [&](size_t r, size_t c0, size_t c1) {
+        int64_t t = 0;
+        for (size_t c = c0; c < c1; ++c) t += int64_t(grid_value(r * cols + c, seed_a)) * int64_t(grid_value(c, seed_x));
+        return t;
+    };
+    std::vector<std::thread> pool;
+    if (s.rows >= nt) {  // threads take whole rows
+        for (int t = 0; t < nt; ++t)
+            pool.emplace_back([&, t] {
+                for (size_t r = size_t(s.rows) * t / nt; r < size_t(s.rows) * (t + 1) / nt; ++r) y[r] = dot(r, 0, cols);
+            });
+        for (std::thread& th : pool) th.join();
+    } else {  // few long rows: threads take column ranges
+        std::vector<std::vector<int64_t>> part(nt, std::vector<int64_t>(s.rows, 0));
+        for (int t = 0; t < nt; ++t)
+            pool.emplace_back([&, t] {
+                for (int r = 0; r < s.rows; ++r) part[t][r] = dot(r, cols * t / nt, cols * (t + 1) / nt);
+            });
+        for (std::thread& th : pool) th.join();
+        for (int t = 0; t < nt; ++t)
+            for (int r = 0; r < s.rows; ++r) y[r] += part[t][r];
+    }
+    return y;
+}
+
+struct Exact { size_t wrong = 0, first = 0; double got = 0, want = 0; };
+
+// Fills A and x on the GPU, runs `launch`, compares y exactly.
+template <class Launch>
+Exact run_exact(Launch launch, Shape s, const std::vector<int64_t>& want, common::DeviceBuffer<double>& d_A,
+                common::DeviceBuffer<double>& d_x, uint64_t seed_a, uint64_t seed_x) {
+    const size_t n = size_t(s.rows) * s.cols;
+    fillGrid<<<4096, 256>>>(d_A.get(), n, seed_a);
+    fillGrid<<<4096, 256>>>(d_x.get(), size_t(s.cols), seed_x);
+    CHECK_LAUNCH();
+    common::DeviceBuffer<double> d_y(s.rows), d_scratch(scratch_doubles());
+    d_y.poison();
+    launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    CHECK(cudaDeviceSynchronize());
+    std::vector<double> got;
+    d_y.download(got);
+    Exact e;
+    for (int r = 0; r < s.rows; ++r)
+        if (!(got[r] == double(want[r]))) {  // NaN (never written) fails too
+            if (e.wrong++ == 0) { e.first = r; e.got = got[r]; e.want = double(want[r]); }
+        }
+    return e;
+}
+
+class MatvecExact : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+
+// The largest is 8 x 4000000 (32 M elements), the size the bench runs.
+const std::vector<Shape> kExactShapes = {{1, 1}, {3, 5}, {1000, 333}, {257, 8191}, {65537, 3}, {1, 1000001},
+                                         {8, 4000000}};
+
+TEST_P(MatvecExact, MatchesTheIntegerReferenceExactly) {
+    SKIP_WITHOUT_GPU();
+    const MatvecKernel& k = matvec_kernels()[std::get<0>(GetParam())];
+    const Shape s = std::get<1>(GetParam());
+    const size_t n = size_t(s.rows) * s.cols;
+    common::DeviceBuffer<double> d_A(n), d_x(s.cols);
+    const Exact e = run_exact(k.launch, s, grid_reference(s, 11, 12), d_A, d_x, 11, 12);
+    EXPECT_EQ(e.wrong, 0u) << k.name << " on " << s.rows << "x" << s.cols << ": row " << e.first << " got "
+                           << e.got << ", exact " << e.want;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, MatvecExact,
+                         ::testing::Combine(::testing::Range(0, int(matvec_kernels().size())),
+                                            ::testing::ValuesIn(kExactShapes)),
+                         [](const ::testing::TestParamInfo<MatvecExact::ParamType>& p) {
+                             const Shape s = std::get<1>(p.param);
+                             return std::string(matvec_kernels()[std::get<0>(p.param)].name) + "_" +
+                                    std::to_string(s.rows) + "x" + std::to_string(s.cols);
+                         });
+
+// ---- Broken kernels: one product dropped, doubled or wrong must fail ---------------
+enum class Bug { DropOne, DoubleOne, WrongOne };
+
+// matvecShuffle with one deliberate error, in row rows / 2 at column cols / 2.
+template <Bug B>
+__global__ void matvecBroken(const double* A, const double* x, double* y, int rows, int cols) {
+    const int lane = threadIdx.x % kWarp;
+    const size_t br = size_t(rows) / 2;
+    const int64_t bc = cols / 2;
+    for (size_t r = (size_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; r < size_t(rows);
+         r += size_t(gridDim.x) * blockDim.x / kWarp) {
+        double t = 0;
+        for (int64_t c = lane; c < cols; c += kWarp) {
+            double p = A[r * cols + c] * x[c];
+            if (r == br && c == bc) p = B == Bug::DropOne ? 0.0 : B == Bug::DoubleOne ? 2 * p : -p;
+            t += p;
+        }
+        for (int m = 16; m > 0; m /= 2) t += __shfl_xor_sync(kFullMask, t, m);
+        if (lane == 0) y[r] = t;
+    }
+}
+
+template <Bug B>
+void launch_broken(const double* A, const double* x, double* y, int rows, int cols, double*) {
+    matvecBroken<B><<<rowloop_grid(rows), kMatvecBlock>>>(A, x, y, rows, cols);
+    CHECK_LAUNCH();
+}
+
+TEST(MatvecPitfall, ASingleDroppedDoubledOrWrongElementIsCaughtAtTheLargestTestedSize) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : std::vector<Shape>{{1000, 333}, {8, 4000000}}) {
+        const size_t n = size_t(s.rows) * s.cols;
+        common::DeviceBuffer<double> d_A(n), d_x(s.cols);
+        const std::vector<int64_t> want = grid_reference(s, 21, 22);
+        const Exact drop = run_exact(launch_broken<Bug::DropOne>, s, want, d_A, d_x, 21, 22);
+        const Exact twice = run_exact(launch_broken<Bug::DoubleOne>, s, want, d_A, d_x, 21, 22);
+        const Exact wrong = run_exact(launch_broken<Bug::WrongOne>, s, want, d_A, d_x, 21, 22);
+        for (const Exact* e : {&drop, &twice, &wrong}) {
+            EXPECT_EQ(e->wrong, 1u) << s.rows << "x" << s.cols << ": exactly the broken row must differ";
+            EXPECT_EQ(e->first, size_t(s.rows) / 2);
+        }
+        std::printf("[ broken   ] %dx%d: dropped -> row %zu got %.0f, exact %.0f; doubled -> %.0f; negated -> %.0f\n",
+                    s.rows, s.cols, drop.first, drop.got, drop.want, twice.got, wrong.got);
+    }
+}
+
+// ---- Index overflow at the largest shapes check_shape admits ---------------------------
+// One row of 2^31 - 1 doubles (16 GiB: an int column index would wrap past
+// INT_MAX - 32) and 2^26 rows of 32 (2^31 elements, the most rows). Skipped
+// with the reason where the GPU has less free memory than that.
+TEST(MatvecLimits, LargestAdmittedShapesAreExact) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : std::vector<Shape>{{1, int(kMaxCols)}, {int(kMaxRows), 32}}) {
+        ASSERT_EQ(check_shape(s.rows, s.cols), "");
+        const size_t n = size_t(s.rows) * s.cols;
+        size_t free_b = 0, total_b = 0;
+        CHECK(cudaMemGetInfo(&free_b, &total_b));
+        const size_t need = (n + s.cols + 2 * size_t(s.rows)) * sizeof(double) + (256u << 20);
+        if (free_b < need) {
+            GTEST_SKIP() << s.rows << "x" << s.cols << " needs " << need / (1u << 20) << " MiB of device memory, "
+                         << free_b / (1u << 20) << " MiB free";
+        }
+        common::DeviceBuffer<double> d_A(n), d_x(s.cols);
+        const std::vector<int64_t> want = grid_reference(s, 31, 32);
+        std::vector<std::pair<std::string, MatvecLaunch>> run;
+        if (s.rows == 1) {
+            // One warp per row reads 16 GiB alone: matvecShuffle stands for the
+            // three row_partial kernels (they share that loop).
+            run = {{"matvecShuffle", launch_rowloop<matvecShuffle>},
+                   {"matvecShuffleVec2", launch_vec2_warp},
+                   {"matvecShuffleTuned", launch_vec2_tuned},
+                   {"matvecBlockRow", [](const double* A, const double* x, double* y, int r, int c, double*) {
+                        return launch_block_row(A, x, y, r, c);
+                    }}};
+        } else {
+            for (const MatvecKernel& k : matvec_kernels()) run.push_back({k.name, k.launch});
+        }
+        for (const auto& k : run) {
+            const Exact e = run_exact(k.second, s, want, d_A, d_x, 31, 32);
+            EXPECT_EQ(e.wrong, 0u) << k.first << " on " << s.rows << "x" << s.cols << ": row " << e.first << " got "
+                                   << e.got << ", exact " << e.want;
+        }
+    }
+}
+
+TEST(ShuffleCpu, PitfallsAreInTheirOwnList) {
+    for (const MatvecKernel& p : matvec_pitfalls())
+        for (const MatvecKernel& k : matvec_kernels()) EXPECT_STRNE(p.name, k.name);
+    EXPECT_FALSE(matvec_pitfalls().empty());
 }
 
 // A kernel that drops the last column: the tolerance is far below one term.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 namespace {
@@ -65,6 +66,52 @@ TEST(Programs, NoDeviceIsWaivedAndABadDeviceIsRejected) {
             EXPECT_NE(r.out.find("WAIVED"), std::string::npos) << p;
         }
     }
+}
+
+// --csv to a path that cannot be written is refused while parsing (exit 2,
+// the reason on stderr), before any GPU work, and the check itself creates
+// and truncates nothing. The unwritable paths do not depend on permissions
+// (a test run as root may write anywhere): a missing folder, a folder where
+// the file should be, a regular file used as a folder.
+TEST(Programs, UnwritableCsvPathIsRefusedBeforeAnyWork) {
+    char dir_template[] = "/tmp/test_programs_csv_XXXXXX";
+    const char* dir = mkdtemp(dir_template);
+    ASSERT_NE(dir, nullptr);
+    const std::string d = dir, file = d + "/existing.csv", content = "keep me\n";
+    {
+        FILE* f = std::fopen(file.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs(content.c_str(), f);
+        std::fclose(f);
+    }
+    auto read_all = [](const std::string& path) {
+        std::string s;
+        if (FILE* f = std::fopen(path.c_str(), "r")) {
+            char buf[256];
+            size_t got;
+            while ((got = fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, got);
+            std::fclose(f);
+        }
+        return s;
+    };
+    for (const std::string& p : programs()) {
+        for (const std::string& bad : {std::string("/nonexistent/dir/x.csv"), d, file + "/x.csv"}) {
+            const Result r = run(p + " --csv " + bad);
+            EXPECT_EQ(r.code, 2) << p << " --csv " << bad << ": " << r.out;
+            EXPECT_NE(r.out.find("--csv: "), std::string::npos) << p << ": the message names the option and why";
+            EXPECT_EQ(r.out.find("WAIVED"), std::string::npos) << p << ": refused only after the device check";
+        }
+        // A writable existing file passes the check and is left alone until the
+        // results are written: a run that stops early (a bad device: exit 2 with
+        // a GPU, 77 without) must not have truncated it.
+        const Result r = run(p + " --csv " + file + " --device 1023 --reps 1 --warmup 0");
+        EXPECT_TRUE(r.code == 2 || r.code == 77) << p << ": " << r.out;
+        EXPECT_EQ(read_all(file), content) << p << ": the existing CSV was changed";
+    }
+    // Nothing left behind: only the file this test made.
+    EXPECT_EQ(run("ls -A " + d).out, "existing.csv\n");
+    std::remove(file.c_str());
+    EXPECT_EQ(rmdir(dir), 0);
 }
 
 }  // namespace
