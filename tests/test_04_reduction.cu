@@ -1,15 +1,21 @@
 // Every 04_reduction kernel, for int, float and double, against the CPU at
 // sizes chosen to break edge handling: 1, 2, one less / equal / one more than
-// a warp and than the 128-thread block, a prime, 2^24 + 7, and one large n.
+// a warp and than the 128-thread block, a prime, 2^24 + 7, and one large n;
+// and once more at the largest n the program admits (2^31 - 1).
 //
 // int: exact (the 32-bit wrap of the int64 sum). float and double, twice:
-//  - integer-valued data in [-100, 100]: every partial sum of such data stays
-//    far below 2^24, so every float add is exact in ANY order and the result
-//    must equal the exact sum: a single dropped or doubled element fails;
-//  - random data in [-1, 1): within reduction::tolerance (see reduction.cuh).
+//  - binary-grid data (reduction::fill_grid: k * 2^-b, k a nonzero integer):
+//    every add is exact in any order (see grid_scale in reduction.cuh), so
+//    the result must EQUAL the exact integer sum: one dropped, doubled or
+//    (with chance 1 - 1/2K) wrong element fails, at every size;
+//  - random data in [-1, 1): within reduction::tolerance, a worst-case style
+//    bound that catches garbage but not one lost element (the broken-kernel
+//    tests below print by how much it misses).
 // The result and the partial sums are poisoned (0xFF bytes: NaN, or -1 for
 // int) before every run, so a result nobody wrote cannot pass.
+#include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -27,7 +33,7 @@ using namespace reduction;
 const std::vector<size_t> kSizes = {1,   2,   31,  32,      33,  127,
                                     128, 129, 1000003, (size_t(1) << 24) + 7, (size_t(1) << 26) + 3};
 
-enum class Data { Integers, Random };
+enum class Data { Grid, Random };
 
 struct Outcome {
     double got = 0, want = 0, tol = 0;
@@ -39,17 +45,11 @@ template <class T>
 Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
     std::vector<T> x(n);
     Outcome o;
-    if (data == Data::Integers) {
-        std::vector<int> xi(n);
-        common::fill_uniform(xi.data(), n, seed, -100, 100);
-        int64_t exact = 0;
-        for (size_t i = 0; i < n; ++i) { x[i] = T(xi[i]); exact += xi[i]; }
-        if (exact == -1) {  // the int poison: a result nobody wrote would pass
-            x[0] = T(xi[0] == 100 ? 99 : xi[0] + 1);
-            ++exact;
-        }
-        // For int the GPU's adds wrap at 32 bits; these sums never get near that.
-        o.want = double(exact);
+    if (data == Data::Grid) {
+        const GridScale g = grid_scale<T>(n);
+        const int64_t k_sum = fill_grid(x.data(), n, seed, g);
+        o.want = double(grid_sum<T>(k_sum, g));  // NaN (never passes) if not representable
+        o.tol = 0;                               // exact: every add is
     } else {
         common::fill_uniform(x.data(), n, seed, T(-1), T(1));
         const Reference r = reference_float(x.data(), n);
@@ -67,7 +67,7 @@ Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
     T got;
     CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
     o.got = double(got);
-    o.ok = !std::isnan(o.got) && std::fabs(o.got - o.want) <= o.tol;
+    o.ok = !std::isnan(o.got) && !std::isnan(o.want) && std::fabs(o.got - o.want) <= o.tol;
     // The input must be left alone (the in-place kernels work on a copy).
     std::vector<T> after;
     d_in.download(after);
@@ -77,8 +77,8 @@ Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
 
 template <class T>
 void check_kernel(const Kernel<T>& k, size_t n, uint64_t seed) {
-    const Outcome a = run(k, n, seed, Data::Integers);
-    EXPECT_TRUE(a.ok) << k.name << " n=" << n << " integer data: got " << a.got << ", exact " << a.want;
+    const Outcome a = run(k, n, seed, Data::Grid);
+    EXPECT_TRUE(a.ok) << k.name << " n=" << n << " grid data: got " << a.got << ", exact " << a.want;
     if constexpr (!std::is_integral_v<T>) {
         const Outcome b = run(k, n, seed + 1, Data::Random);
         EXPECT_TRUE(b.ok) << k.name << " n=" << n << " random data: got " << b.got << ", reference " << b.want
@@ -189,14 +189,14 @@ const Kernel<T>& pitfall(const char* name) {
 // on a partial last block (its tree adds shared memory nobody wrote).
 TEST(ReductionPitfall, EarlyReturnIsWrongOnAPartialBlock) {
     SKIP_WITHOUT_GPU();
-    EXPECT_TRUE(run(pitfall<int>("reduceSmemEarlyReturn"), 1024, 1, Data::Integers).ok)
+    EXPECT_TRUE(run(pitfall<int>("reduceSmemEarlyReturn"), 1024, 1, Data::Grid).ok)
         << "on whole blocks the seed's kernel is right";
     // Shared memory is not cleared between blocks or kernels: scribble on it
     // first, so the partial block finds stale non-zero values (on a fresh
     // context it may find zeros and come out right by luck).
     for (size_t n : {size_t(129), size_t(1000003), (size_t(1) << 20) + 1}) {
         scribble_shared<int>();
-        EXPECT_FALSE(run(pitfall<int>("reduceSmemEarlyReturn"), n, 3, Data::Integers).ok) << n;
+        EXPECT_FALSE(run(pitfall<int>("reduceSmemEarlyReturn"), n, 3, Data::Grid).ok) << n;
     }
 }
 
@@ -204,11 +204,11 @@ TEST(ReductionPitfall, EarlyReturnIsWrongOnAPartialBlock) {
 TEST(ReductionPitfall, GlobalThreadIdIsWrongWithTwoBlocks) {
     SKIP_WITHOUT_GPU();
     const auto& k = pitfall<int>("reduceGlobalTid");
-    EXPECT_TRUE(run(k, 100, 1, Data::Integers).ok) << "one block: the seed's kernel is right";
+    EXPECT_TRUE(run(k, 100, 1, Data::Grid).ok) << "one block: the seed's kernel is right";
     // n = 129 would pass: block 1 holds one element, at thread 0, so skipping
     // its tree loses nothing. From two elements in a second block on it fails.
-    for (size_t n : {size_t(130), size_t(1000), size_t(1000003)}) EXPECT_FALSE(run(k, n, 2, Data::Integers).ok) << n;
-    EXPECT_FALSE(run(pitfall<float>("reduceGlobalTid"), 1000, 2, Data::Integers).ok);
+    for (size_t n : {size_t(130), size_t(1000), size_t(1000003)}) EXPECT_FALSE(run(k, n, 2, Data::Grid).ok) << n;
+    EXPECT_FALSE(run(pitfall<float>("reduceGlobalTid"), 1000, 2, Data::Grid).ok);
 }
 
 // A deliberately broken kernel is caught: reduceSmem launched on one block too
@@ -223,9 +223,148 @@ TEST(ReductionPitfall, OffByOneGridIsCaught) {
                                    return grid_string(grid, kBlock) + launch_final(grid, ws);
                                },
                                ""};
-    EXPECT_TRUE(run(broken, 1024, 1, Data::Integers).ok) << "right on whole blocks";
+    EXPECT_TRUE(run(broken, 1024, 1, Data::Grid).ok) << "right on whole blocks";
     for (size_t n : {size_t(129), size_t(1000003), (size_t(1) << 24) + 7})
-        EXPECT_FALSE(run(broken, n, 2, Data::Integers).ok) << n << ": the dropped tail went unnoticed";
+        EXPECT_FALSE(run(broken, n, 2, Data::Grid).ok) << n << ": the dropped tail went unnoticed";
+}
+
+// ---- Deliberately broken kernels: the checks must catch them -------------
+// reduceSinglePass with one planted bug each: the grid-stride loop stops one
+// element short (drops in[n-1], the element the issue's user dropped), or one
+// thread adds in[n/2] a second time. Caught on grid data for int, float and
+// double at small and large n; for float and double the test also prints
+// what the random-data check (reduction::tolerance) makes of the same bug.
+enum class Bug { DropLast, AddOneTwice };
+
+template <class T, Bug B>
+__global__ void __launch_bounds__(kStrideThreads)
+reduceSinglePassBroken(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket, T* out) {
+    const size_t end = B == Bug::DropLast ? n - 1 : n;  // BUG (DropLast): one short
+    T v = 0;
+    for (size_t i = size_t(blockIdx.x) * kStrideThreads + threadIdx.x; i < end; i += size_t(gridDim.x) * kStrideThreads)
+        v += in[i];
+    if (B == Bug::AddOneTwice && blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) v += in[n / 2];  // BUG: twice
+    v = block_sum<kStrideThreads>(v);
+    last_block_finishes<kStrideThreads>(v, partial, ticket, out);
+}
+
+template <class T, Bug B>
+std::string launch_broken(const T* in, size_t n, Workspace<T>& ws) {
+    static const size_t most = resident_grid(reduceSinglePassBroken<T, B>, kStrideThreads, SIZE_MAX / 2, 1);
+    const size_t grid = std::min(most, ceil_div(n, size_t(kStrideThreads) * 4));
+    reduceSinglePassBroken<T, B><<<grid, kStrideThreads>>>(in, n, ws.partial, ws.ticket, ws.out);
+    CHECK_LAUNCH();
+    return grid_string(grid, kStrideThreads);
+}
+
+template <class T>
+std::vector<Kernel<T>> broken_kernels() {
+    return {{"reduceSinglePassDropLast", false, launch_broken<T, Bug::DropLast>, "drops in[n-1]"},
+            {"reduceSinglePassAddOneTwice", false, launch_broken<T, Bug::AddOneTwice>, "adds in[n/2] twice"}};
+}
+
+const std::vector<size_t> kBrokenSizes = {1, 2, 129, 1000003, 10000019, (size_t(1) << 26) + 3};
+
+template <class T>
+void broken_is_caught(const char* type) {
+    for (const Kernel<T>& k : broken_kernels<T>())
+        for (size_t n : kBrokenSizes) {
+            const uint64_t seed = 31 * n + 7;
+            const Outcome g = run(k, n, seed, Data::Grid);
+            EXPECT_FALSE(g.ok) << k.name << " " << type << " n=" << n << ": grid data did not catch it (got " << g.got
+                               << ", exact " << g.want << ")";
+            if constexpr (!std::is_integral_v<T>) {
+                const Outcome r = run(k, n, seed + 1, Data::Random);
+                if (n >= 1000003)
+                    std::printf("[ broken ] %s %s n=%zu: grid data error %.3g > tolerance 0 (caught: %s); "
+                                "random data error %.3g vs tolerance %.3g (caught: %s)\n",
+                                k.name, type, n, std::fabs(g.got - g.want), g.ok ? "NO" : "yes",
+                                std::fabs(r.got - r.want), r.tol, r.ok ? "no" : "yes");
+            }
+        }
+}
+
+TEST(ReductionBroken, IntCaught) {
+    SKIP_WITHOUT_GPU();
+    broken_is_caught<int>("int");
+}
+TEST(ReductionBroken, FloatCaught) {
+    SKIP_WITHOUT_GPU();
+    broken_is_caught<float>("float");
+}
+TEST(ReductionBroken, DoubleCaught) {
+    SKIP_WITHOUT_GPU();
+    broken_is_caught<double>("double");
+}
+
+// The unbroken original under the same launch and data passes (so the
+// failures above are the bugs, not the harness).
+TEST(ReductionBroken, TheOriginalPasses) {
+    SKIP_WITHOUT_GPU();
+    const Kernel<float>* k = nullptr;
+    for (const auto& kk : kernels<float>())
+        if (std::string(kk.name) == "reduceSinglePass") k = &kk;
+    ASSERT_NE(k, nullptr);
+    for (size_t n : kBrokenSizes) EXPECT_TRUE(run(*k, n, 31 * n + 7, Data::Grid).ok) << n;
+}
+
+// ---- The largest n the program admits (kMaxN = 2^31 - 1) ------------------
+// Every index is 64-bit (size_t); at 2^31 - 1 elements a 32-bit grid-stride
+// index or count would pass INT_MAX and wrap. Every kernel, float and double
+// (int runs the same index code as float: both are 4 bytes), on grid data
+// (exact), plus both broken kernels (must fail). Needs the input
+// and the scratch copy on the device (2 x 16 GiB in double) and the input on
+// the host; skipped, saying so, where either is short.
+template <class T>
+void largest_n(const char* type) {
+    const size_t n = size_t(kMaxN);
+    const size_t dev_need = n * sizeof(T) + Workspace<T>::bytes(n) + (size_t(256) << 20);
+    size_t free_b = 0, total_b = 0;
+    CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    if (free_b < dev_need || host_free < double(n) * sizeof(T) * 1.5)
+        GTEST_SKIP() << type << " at n = 2^31 - 1 needs " << dev_need / double(1 << 30) << " GiB of device memory ("
+                     << free_b / double(1 << 30) << " free) and " << n * sizeof(T) * 1.5 / double(1 << 30)
+                     << " GiB of host memory (" << host_free / double(1 << 30) << " free)";
+    std::vector<T> x(n);
+    const GridScale g = grid_scale<T>(n);
+    const int64_t k_sum = fill_grid(x.data(), n, 2026, g);
+    const T want = grid_sum<T>(k_sum, g);
+    ASSERT_FALSE(std::isnan(double(want))) << "exact sum not representable";
+    common::DeviceBuffer<T> d_in(n);
+    d_in.upload(x);
+    std::vector<T>().swap(x);
+    Workspace<T> ws(n);
+    auto once = [&](const Kernel<T>& k) {
+        CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
+        CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
+        if (k.in_place) restore_work(d_in.get(), n, ws);
+        k.launch(d_in.get(), n, ws);
+        CHECK(cudaDeviceSynchronize());
+        T got;
+        CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
+        return got;
+    };
+    for (const Kernel<T>& k : kernels<T>()) {
+        const T got = once(k);
+        EXPECT_TRUE(got == want) << k.name << " " << type << " n=2^31-1: got " << double(got) << ", exact "
+                                 << double(want);
+    }
+    for (const Kernel<T>& k : broken_kernels<T>()) {
+        const T got = once(k);
+        EXPECT_FALSE(got == want) << k.name << " " << type << " n=2^31-1 went unnoticed";
+        std::printf("[ broken ] %s %s n=%zu (largest admitted): error %.3g, exact comparison: %s\n", k.name, type, n,
+                    std::fabs(double(got) - double(want)), got == want ? "MISSED" : "caught");
+    }
+}
+
+TEST(ReductionLargestN, Float) {
+    SKIP_WITHOUT_GPU();
+    largest_n<float>("float");
+}
+TEST(ReductionLargestN, Double) {
+    SKIP_WITHOUT_GPU();
+    largest_n<double>("double");
 }
 
 // ---- CPU only ------------------------------------------------------------
@@ -267,6 +406,52 @@ TEST(ReductionCpu, ToleranceScalesWithSizeAndType) {
     EXPECT_GT(tolerance<float>(1 << 20, 1000.0L), 1e6 * tolerance<double>(1 << 20, 1000.0L));
     // A float sum of 2^28 values in [-1, 1): well under one element's size per 10^5 elements.
     EXPECT_LT(tolerance<float>(size_t(1) << 28, 134217728.0L), 1000.0);
+}
+
+// The binary-grid data: nonzero elements of both signs, the stated K and b,
+// an exact int64 sum, and (where grid_scale claims a proof) sum|k| within
+// the significand, so any summation order is exact.
+TEST(ReductionCpu, GridDataIsExactAndNonzero) {
+    EXPECT_EQ(grid_scale<double>(size_t(kMaxN)).K, int64_t(1) << 20);
+    EXPECT_TRUE(grid_scale<double>(size_t(kMaxN)).proof);
+    EXPECT_LE(double(kMaxN) * double(grid_scale<double>(size_t(kMaxN)).K), 0x1p53);
+    EXPECT_EQ(grid_scale<float>(1).K, 4096);
+    EXPECT_EQ(grid_scale<float>(size_t(1) << 20).K, 16);
+    EXPECT_TRUE(grid_scale<float>(size_t(1) << 20).proof);
+    EXPECT_EQ(grid_scale<float>((size_t(1) << 20) + 1).K, 512);
+    EXPECT_FALSE(grid_scale<float>((size_t(1) << 20) + 1).proof);
+    EXPECT_EQ(grid_scale<float>(10000019).K, 256);
+    EXPECT_EQ(grid_scale<float>(size_t(kMaxN)).K, 16);
+    for (size_t n : {size_t(1), size_t(1000), size_t(1) << 20, size_t(10000019)}) {
+        const GridScale g = grid_scale<float>(n);
+        if (g.proof) EXPECT_LE(double(n) * double(g.K), 0x1p24) << n;
+        else EXPECT_LE(double(n) * double(g.K) * double(g.K), 0x1p40) << n;
+    }
+    const size_t n = 1000003;
+    std::vector<float> x(n);
+    const GridScale g = grid_scale<float>(n);
+    const int64_t k_sum = fill_grid(x.data(), n, 5, g);
+    int64_t again = 0, pos = 0;
+    float seq = 0;  // a sequential float loop: every partial is exact here
+    for (float v : x) {
+        ASSERT_NE(v, 0.0f);
+        const double k = std::ldexp(double(v), g.b);
+        ASSERT_EQ(k, std::round(k));
+        ASSERT_LE(std::fabs(k), double(g.K));
+        again += int64_t(k);
+        pos += v > 0;
+        seq += v;
+    }
+    EXPECT_EQ(again, k_sum);
+    EXPECT_GT(pos, int64_t(n / 3));
+    EXPECT_LT(pos, int64_t(2 * n / 3));
+    EXPECT_EQ(seq, grid_sum<float>(k_sum, g));
+    EXPECT_NE(seq - x.back(), grid_sum<float>(k_sum, g)) << "one dropped element changes the exact sum";
+    // Not representable -> NaN, which never passes.
+    EXPECT_TRUE(std::isnan(grid_sum<float>(int64_t(1) << 24, g)));
+    // int: the poison -1 is never the answer.
+    std::vector<int> xi(3);
+    for (uint64_t seed = 0; seed < 2000; ++seed) EXPECT_NE(fill_grid(xi.data(), 3, seed, grid_scale<int>(3)), -1);
 }
 
 TEST(ReductionCpu, SizeLimits) {
