@@ -4,7 +4,14 @@
 // the grid-stride kernels also with so few blocks that each one loops. Then:
 // new coefficients take effect, the seed's missing barrier is caught, an
 // unwritten tail is caught, and the constant-cache experiment sums exactly.
+// Also on binary-grid data, where the float stencil is exact: every kernel
+// compared with tolerance 0, broken kernels (one term dropped, one doubled,
+// at a single output) caught at the largest tested size by the program's own
+// tolerance and by the exact check, and every kernel at the largest n the
+// program admits (2^30), where a 32-bit index would be near its limit.
+#include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <string>
 #include <vector>
 #include <gtest/gtest.h>
@@ -60,11 +67,10 @@ std::string why(const common::Comparison& c) {
            std::to_string(c.first_bad) + ", max err " + std::to_string(c.max_abs_err);
 }
 
-// Every kernel the program runs by default (not the pitfall).
+// Every kernel the program runs by default (the pitfall is in cs::pitfalls()).
 std::vector<int> default_kernels() {
     std::vector<int> v;
-    for (int i = 0; i < int(cs::kernels().size()); ++i)
-        if (!cs::kernels()[i].pitfall) v.push_back(i);
+    for (int i = 0; i < int(cs::kernels().size()); ++i) v.push_back(i);
     return v;
 }
 
@@ -118,7 +124,7 @@ TEST(StencilCoefficients, NewCoefficientsTakeEffect) {
     common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
     d_in.upload(in);
     for (const cs::Kernel& k : cs::kernels()) {
-        if (k.is_copy || k.pitfall) continue;
+        if (k.is_copy) continue;
         for (int round = 0; round < 2; ++round) {  // c1, c2, c1, c2: each set replaces the other
             for (int which = 1; which <= 2; ++which) {
                 const cs::Coefficients& c = which == 1 ? c1 : c2;
@@ -187,6 +193,148 @@ TEST(StencilPitfall, UnwrittenTailIsCaught) {
         EXPECT_FALSE(c.pass()) << "the unwritten tail at n = " << n << " went unnoticed";
         EXPECT_EQ(c.mismatches, n % 4);
     }
+}
+
+// ---- Binary-grid data: an exact float stencil ----------------------------
+// Inputs j * 2^-8 with j odd in [-255, 255] (never 0, |x| >= 2^-8) and
+// coefficients on a binary grid too (3/4, -3/16, 1/32, -1/256). Every
+// product c_k (x[i+k] - x[i-k]) is a multiple of 2^-16 and every partial sum
+// is below 2 in magnitude: fewer than 18 significant bits, exact in float
+// whatever the order (FFMA included). So the GPU must match the double
+// reference EXACTLY, and one dropped, doubled or wrong term at one output fails.
+cs::Coefficients grid_coefficients() { return {{0.75f, -0.1875f, 0.03125f, -0.00390625f}}; }
+
+void fill_grid(float* x, size_t n, uint64_t seed) {
+    common::SplitMix64 g(seed);
+    for (size_t i = 0; i < n; ++i) x[i] = float(2 * int(g.next() % 256) - 255) * 0x1p-8f;
+}
+
+// One launch on grid data; compared with `atol` (0: exact).
+template <class Launch>
+common::Comparison run_grid(Launch&& launch, bool is_copy, size_t n, uint64_t seed, const cs::Coefficients& c,
+                            double atol) {
+    const size_t n_in = n + 2 * cs::RADIUS;
+    std::vector<float> in(n_in), got;
+    fill_grid(in.data(), n_in, seed);
+    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
+    cs::set_coefficients(c, d_coef.get());
+    d_in.upload(in);
+    d_out.poison();
+    launch(cs::Args{d_in.get(), d_out.get(), n, d_coef.get()});
+    CHECK(cudaDeviceSynchronize());
+    d_out.download(got);
+    if (is_copy) return common::compare(got.data(), in.data() + cs::RADIUS, n);
+    std::vector<double> ref(n);
+    cs::stencil_cpu(in.data(), ref.data(), n, c);
+    return common::compare(got.data(), ref.data(), n, atol, 0.0);
+}
+
+const std::vector<size_t> kGridSizes = {1, 7, B + 1, S + 1, T + 1, 1000003, (size_t(1) << 26) + 3};
+constexpr size_t kLargestTested = (size_t(1) << 26) + 3;
+
+TEST(StencilGrid, EveryKernelIsExact) {
+    SKIP_WITHOUT_GPU();
+    for (const cs::Kernel& k : cs::kernels())
+        for (size_t n : kGridSizes) {
+            const common::Comparison c = run_grid(k.launch, k.is_copy, n, 17 * n + 3, grid_coefficients(), 0.0);
+            EXPECT_TRUE(c.pass()) << k.name << " at n = " << n << " (exact): " << why(c);
+        }
+}
+
+// ---- Deliberately broken kernels: the tolerance must catch them -----------
+// stencil1DL1 with one output wrong: output `bad` drops its x[+RADIUS] term
+// (a tile one float short on the right), or adds its x[+1] term twice.
+enum class Bug { DropTerm, DoubleTerm };
+template <Bug B>
+__global__ void stencil1DL1Broken(const float* __restrict__ in, float* __restrict__ out, size_t n, size_t bad) {
+    const size_t i = size_t(blockIdx.x) * cs::kBlock + threadIdx.x;
+    if (i >= n) return;
+    const float* x = in + i + cs::RADIUS;
+    float acc = cs::apply(x);
+    if (i == bad) {
+        if (B == Bug::DropTerm) acc -= cs::c_coef[cs::RADIUS - 1] * x[cs::RADIUS];  // BUG: as if x[+4] were 0
+        else acc += cs::c_coef[0] * x[1];                                           // BUG: x[+1] counted twice
+    }
+    out[i] = acc;
+}
+
+template <Bug B>
+auto broken_launch(size_t bad) {
+    return [bad](const cs::Args& a) {
+        stencil1DL1Broken<B><<<cs::blocks_for(a.n, cs::kBlock), cs::kBlock>>>(a.in, a.out, a.n, bad);
+        CHECK_LAUNCH();
+        return std::string();
+    };
+}
+
+// At the largest tested size, the broken output is the last one (the edge a
+// tile bug hits) or one in the middle. On grid data (|x| >= 2^-8) the error
+// is at least |c_4| 2^-8 = 1.4e-5 with the program's derivative8 and its
+// tolerance (1.0e-6): caught with certainty; exactly one mismatch. Random
+// data: printed (caught unless the dropped x is below ~3e-4 in magnitude).
+TEST(StencilBroken, OneWrongOutputIsCaughtAtTheLargestTestedSize) {
+    SKIP_WITHOUT_GPU();
+    const size_t n = kLargestTested;
+    const cs::Coefficients d8 = cs::derivative8();
+    const double tol = cs::tolerance(d8, 1.0);
+    for (size_t bad : {n - 1, n / 2}) {
+        const common::Comparison drop = run_grid(broken_launch<Bug::DropTerm>(bad), false, n, 5, d8, tol);
+        const common::Comparison twice = run_grid(broken_launch<Bug::DoubleTerm>(bad), false, n, 6, d8, tol);
+        const common::Comparison drop_exact = run_grid(broken_launch<Bug::DropTerm>(bad), false, n, 7, grid_coefficients(), 0.0);
+        const common::Comparison drop_random = run(broken_launch<Bug::DropTerm>(bad), false, n, 8, d8);
+        EXPECT_EQ(drop.mismatches, 1u) << "dropped term at output " << bad << ": " << why(drop);
+        EXPECT_EQ(drop.first_bad, bad);
+        EXPECT_EQ(twice.mismatches, 1u) << "doubled term at output " << bad << ": " << why(twice);
+        EXPECT_EQ(drop_exact.mismatches, 1u) << "exact check, dropped term at output " << bad << ": " << why(drop_exact);
+        std::printf("[ broken ] stencil1DL1Broken n=%zu output %zu: dropped x[+4] term: grid data error %.3g vs "
+                    "tolerance %.3g (%s), exact grid check error %.3g (%s), random data error %.3g (%s); "
+                    "doubled x[+1] term: error %.3g (%s)\n",
+                    n, bad, drop.max_abs_err, tol, drop.pass() ? "MISSED" : "caught", drop_exact.max_abs_err,
+                    drop_exact.pass() ? "MISSED" : "caught", drop_random.max_abs_err,
+                    drop_random.pass() ? "missed" : "caught", twice.max_abs_err, twice.pass() ? "MISSED" : "caught");
+    }
+}
+
+// ---- The largest n the program admits (kMaxN = 2^30 outputs) --------------
+// Every index is size_t; this runs every kernel there on grid data (exact),
+// and the broken kernel, whose single bad output must be found. 8 GiB of
+// device memory, ~16 GiB of host memory; skipped, saying so, where short.
+TEST(StencilLargestN, EveryKernelExactAtMaxN) {
+    SKIP_WITHOUT_GPU();
+    const size_t n = size_t(cs::kMaxN), n_in = n + 2 * cs::RADIUS;
+    size_t free_b = 0, total_b = 0;
+    CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    const double dev_need = double(cs::device_bytes(n)) + double(256 << 20), host_need = double(n) * 18;
+    if (double(free_b) < dev_need || host_free < host_need)
+        GTEST_SKIP() << "n = 2^30 needs " << dev_need / 1073741824.0 << " GiB of device memory (" << free_b / 1073741824.0
+                     << " free) and " << host_need / 1073741824.0 << " GiB of host memory (" << host_free / 1073741824.0
+                     << " free)";
+    const cs::Coefficients c = grid_coefficients();
+    std::vector<float> in(n_in), got;
+    fill_grid(in.data(), n_in, 2026);
+    std::vector<double> ref(n);
+    cs::stencil_cpu(in.data(), ref.data(), n, c);
+    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
+    cs::set_coefficients(c, d_coef.get());
+    d_in.upload(in);
+    const cs::Args a{d_in.get(), d_out.get(), n, d_coef.get()};
+    auto check = [&](auto&& launch, bool is_copy) {
+        d_out.poison();
+        launch(a);
+        CHECK(cudaDeviceSynchronize());
+        d_out.download(got);
+        return is_copy ? common::compare(got.data(), in.data() + cs::RADIUS, n) : common::compare(got.data(), ref.data(), n);
+    };
+    for (const cs::Kernel& k : cs::kernels()) {
+        const common::Comparison r = check(k.launch, k.is_copy);
+        EXPECT_TRUE(r.pass()) << k.name << " at n = 2^30: " << why(r);
+    }
+    const common::Comparison b = check(broken_launch<Bug::DropTerm>(n - 1), false);
+    EXPECT_EQ(b.mismatches, 1u) << "the broken kernel at n = 2^30: " << why(b);
+    std::printf("[ broken ] stencil1DL1Broken n=%zu (largest admitted), dropped term at the last output: %zu mismatch, "
+                "at %zu, error %.3g (exact check)\n",
+                n, b.mismatches, b.first_bad, b.max_abs_err);
 }
 
 // ---- The constant-cache experiment computes what it claims ----------------
@@ -262,12 +410,21 @@ TEST(StencilCpu, KernelListIsInTeachingOrder) {
     ASSERT_GE(k.size(), 7u);
     EXPECT_STREQ(k.front().name, "copyVec4");
     EXPECT_TRUE(k.front().is_copy);
-    EXPECT_TRUE(k.back().pitfall);
     for (size_t i = 0; i < k.size(); ++i) {
         EXPECT_EQ(cs::find_kernel(k[i].name), &k[i]);
+        EXPECT_EQ(cs::find_pitfall(k[i].name), nullptr);
         if (i > 0) EXPECT_EQ(std::strncmp(k[i].name, "stencil1D", 9), 0) << k[i].name;
     }
     EXPECT_EQ(cs::find_kernel("nope"), nullptr);
+}
+
+// The pitfall is in its own list, never in kernels(): a loop over kernels()
+// cannot run racy code.
+TEST(StencilCpu, PitfallsAreASeparateList) {
+    ASSERT_EQ(cs::pitfalls().size(), 1u);
+    EXPECT_STREQ(cs::pitfalls()[0].name, "stencil1DConstantRace");
+    EXPECT_EQ(cs::find_kernel("stencil1DConstantRace"), nullptr);
+    EXPECT_EQ(cs::find_pitfall("stencil1DConstantRace"), &cs::pitfalls()[0]);
 }
 
 TEST(ConstantCacheCpu, ReferenceCountsDistinctAddresses) {
