@@ -1,8 +1,11 @@
 // 03_bank_conflicts: the bank model against the seeds' tables and a brute-force
-// simulation (CPU, always run), and every kernel's output against the CPU (GPU).
+// simulation (CPU, always run), and every kernel's output against the CPU (GPU),
+// also at the largest tile count the program admits (kMaxTiles).
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <string>
+#include <unistd.h>
 #include <vector>
 #include <gtest/gtest.h>
 #include "03_bank_conflicts/bank_conflicts.cuh"
@@ -282,6 +285,66 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, TileKernelTest,
                                     std::to_string(std::get<1>(p.param)) + "tiles";
                          });
 
+// ---- a deliberately wrong kernel must be caught ----------------------------
+// writeRowReadCol with one index broken: the load reads the next column
+// (irow + 1), an off-by-one that keeps every access in bounds and even keeps
+// the bank pattern, so only the output check can see it.
+template <int BX, int BY>
+__global__ void writeRowReadColOffByOne(const int* in, int* out) {
+    __shared__ int tile[BY][BX];
+    const int idx = threadIdx.y * BX + threadIdx.x, irow = idx / BY, icol = idx % BY;
+    const size_t base = size_t(blockIdx.x) * BX * BY;
+    tile[threadIdx.y][threadIdx.x] = in[base + idx];
+    __syncthreads();
+    out[base + idx] = tile[icol][(irow + 1) % BX];
+}
+
+// ---- GPU: the largest size the program admits -----------------------------
+// --tiles is capped at kMaxTiles = 2^17: the int4 kernels then move 2^27
+// elements (2 GiB) each way. Every global index is size_t (tile_base), so no
+// 32-bit product is formed; this runs every tile kernel there, and the
+// broken kernel below, which must still be caught. One input of the largest
+// kernel's size is filled once and reused. Skipped, saying so, where the
+// device or the host has too little memory.
+TEST(TileKernelLargest, EveryKernelAtMaxTiles) {
+    SKIP_WITHOUT_GPU();
+    const int tiles = int(kMaxTiles);
+    size_t words = 0;
+    for (const TileKernel& k : tile_kernels()) words = std::max(words, k.bytes(tiles) / 4);
+    size_t free_b = 0, total_b = 0;
+    CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    const double dev_need = 2.0 * words * 4 + (256 << 20), host_need = 3.0 * words * 4;
+    if (double(free_b) < dev_need || host_free < host_need)
+        GTEST_SKIP() << kMaxTiles << " tiles need " << dev_need / 1073741824.0 << " GiB of device memory ("
+                     << free_b / 1073741824.0 << " free) and " << host_need / 1073741824.0 << " GiB of host memory ("
+                     << host_free / 1073741824.0 << " free)";
+    std::vector<uint32_t> in(words), ref(words), got;
+    common::fill_uniform<uint32_t>(in.data(), words, 2026, 0u, 0x7fffffffu);
+    common::DeviceBuffer<uint32_t> d_in(words), d_out(words);
+    d_in.upload(in);
+    auto check = [&](const TileKernel& k) {
+        const size_t w = k.bytes(tiles) / 4;
+        expected_output(k, in.data(), ref.data(), k.blocks(tiles));
+        d_out.poison();
+        k.launch(d_in.get(), d_out.get(), k.blocks(tiles));
+        CHECK(cudaDeviceSynchronize());
+        d_out.download(got);
+        return common::compare(got.data(), ref.data(), w);
+    };
+    for (const TileKernel& k : tile_kernels()) {
+        const common::Comparison c = check(k);
+        EXPECT_TRUE(c.pass()) << k.name << " at " << tiles << " tiles: " << c.mismatches << " of " << c.n
+                              << " words wrong, first at " << c.first_bad;
+    }
+    TileKernel bad = *find_tile_kernel("writeRowReadColRect");
+    bad.launch = launch_tile<BDIMX, BDIMY_RECT, writeRowReadColOffByOne<BDIMX, BDIMY_RECT>>;
+    const common::Comparison c = check(bad);
+    EXPECT_FALSE(c.pass()) << "the off-by-one index went unnoticed at " << tiles << " tiles";
+    std::printf("[ broken ] writeRowReadColOffByOne at %d tiles (largest admitted): %zu of %zu words wrong (%s)\n",
+                tiles, c.mismatches, c.n, c.pass() ? "MISSED" : "caught");
+}
+
 // ---- GPU: the sweep kernels ------------------------------------------------
 
 TEST(StrideSweep, ThroughputAndLatencyKernelsReadWhatTheyShould) {
@@ -320,20 +383,6 @@ TEST(OptIn, MoreThan48KBNeedsTheAttribute) {
     const TileKernel* k = find_tile_kernel("reverseBlockOptIn");
     ASSERT_NE(k, nullptr);
     EXPECT_TRUE(run_tile(*k, 48, 5).pass());  // the launcher opts in
-}
-
-// ---- a deliberately wrong kernel must be caught ----------------------------
-// writeRowReadCol with one index broken: the load reads the next column
-// (irow + 1), an off-by-one that keeps every access in bounds and even keeps
-// the bank pattern, so only the output check can see it.
-template <int BX, int BY>
-__global__ void writeRowReadColOffByOne(const int* in, int* out) {
-    __shared__ int tile[BY][BX];
-    const int idx = threadIdx.y * BX + threadIdx.x, irow = idx / BY, icol = idx % BY;
-    const size_t base = size_t(blockIdx.x) * BX * BY;
-    tile[threadIdx.y][threadIdx.x] = in[base + idx];
-    __syncthreads();
-    out[base + idx] = tile[icol][(irow + 1) % BX];
 }
 
 TEST(Pitfall, AWrongIndexIsCaught) {
