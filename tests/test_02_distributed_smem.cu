@@ -1,0 +1,205 @@
+// Every 02_distributed_smem histogram kernel (part 1) against the CPU histogram:
+// every kernel x every cluster size, n in {1, 31, 1000003, 2^24 + 7}, bins in
+// {1, 7, 256, 4096, 65537, the largest a cluster holds}, uniform and skewed,
+// 1% of the samples out of range (the clamp), outputs poisoned, exact counts.
+#include <string>
+#include <tuple>
+#include <vector>
+#include <gtest/gtest.h>
+#include "02_distributed_smem/distributed_smem.cuh"
+#include "common/buffer.cuh"
+#include "common/verify.hpp"
+#include "tests/gpu_test.hpp"
+
+namespace {
+
+using namespace distributed_smem;
+
+// ---- CPU-only: the reference, the inputs, the plans ------------------------
+
+TEST(HistogramCpu, ClampsLikeTheSeed) {
+    EXPECT_EQ(bin_of(-1, 10), 0);
+    EXPECT_EQ(bin_of(INT32_MIN, 10), 0);
+    EXPECT_EQ(bin_of(0, 10), 0);
+    EXPECT_EQ(bin_of(9, 10), 9);
+    EXPECT_EQ(bin_of(10, 10), 9);
+    EXPECT_EQ(bin_of(INT32_MAX, 10), 9);
+    EXPECT_EQ(bin_of(5, 1), 0);
+    const std::vector<int> in = {3, -7, 0, 4, 99, 2, 3, 3};
+    std::vector<unsigned> h;
+    histogram_cpu(in.data(), in.size(), 5, h);
+    EXPECT_EQ(h, (std::vector<unsigned>{2, 0, 1, 3, 2}));
+}
+
+TEST(HistogramCpu, SamplesAreReproducibleAndShapedAsStated) {
+    std::vector<int> a, b;
+    make_samples(a, 3000017, 4096, false, 0.0, 5);
+    make_samples(b, 3000017, 4096, false, 0.0, 5);
+    EXPECT_EQ(a, b);
+    std::vector<unsigned> h;
+    histogram_cpu(a.data(), a.size(), 4096, h);
+    for (int x : a) ASSERT_TRUE(x >= 0 && x < 4096);
+    for (unsigned c : h) EXPECT_GT(c, 500u);  // uniform: ~732 each, none empty
+    make_samples(a, 1000003, 4096, true, 0.0, 5);
+    histogram_cpu(a.data(), a.size(), 4096, h);
+    size_t hot = 0;
+    for (int k = 0; k < 8; ++k) hot += h[size_t(k) * 4096 / 8];
+    EXPECT_GT(hot, 0.89 * 1000003);  // skewed: 90% (+ their share of the uniform rest) in 8 bins
+    make_samples(a, 1000003, 4096, false, 0.01, 5);
+    size_t below = 0, above = 0;
+    for (int x : a) { below += x < 0; above += x >= 4096; }
+    EXPECT_GT(below, 4000u);
+    EXPECT_GT(above, 4000u);
+}
+
+TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
+    Caps ampere{80, 108, 166912};  // an A100: no clusters
+    for (const Variant& v : kernels())
+        if (needs_cluster(v.algo)) {
+            const Plan p = make_plan(v, 256, ampere);
+            EXPECT_FALSE(p.ok) << v.name;
+            EXPECT_NE(p.why_not.find("WAIVED"), std::string::npos) << v.name;
+        }
+    const Plan p = make_plan(kernels()[1], kStaticBins + 1, ampere);  // histSmemStatic
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.why_not.find("12288"), std::string::npos);
+    Caps h200{90, 132, 232448};
+    EXPECT_EQ(pick_cluster(256, h200), 1);
+    EXPECT_EQ(pick_cluster(58112, h200), 1);
+    EXPECT_EQ(pick_cluster(58113, h200), 2);
+    EXPECT_EQ(pick_cluster(131072, h200), 4);
+    EXPECT_EQ(pick_cluster(16 * 58112, h200), 16);
+    EXPECT_EQ(pick_cluster(16 * 58112 + 1, h200), 0);
+}
+
+// ---- GPU: every kernel x cluster size x size x distribution -----------------
+
+struct Case { int64_t n, bins; bool skewed; };
+
+const int64_t kLargest = -1;  // replaced by largest_cluster_bins() on the device
+const std::vector<int64_t> kN = {1, 31, 1000003, (int64_t(1) << 24) + 7};
+const std::vector<int64_t> kBins = {1, 7, 256, 4096, 65537, kLargest};
+
+// Runs plan p on `in` (poisoned output) and compares with the CPU.
+common::Comparison run(const Plan& p, const std::vector<int>& in, const std::vector<unsigned>& ref, int bins,
+                       size_t offset = 0) {
+    common::DeviceBuffer<int> d_in(in.size() + offset);
+    common::DeviceBuffer<unsigned> d_out{size_t(bins)};
+    CHECK(cudaMemcpy(d_in.get() + offset, in.data(), in.size() * sizeof(int), cudaMemcpyHostToDevice));
+    d_out.poison();
+    launch(p, d_in.get() + offset, in.size(), d_out.get(), bins);
+    CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned> got;
+    d_out.download(got);
+    return common::compare(got.data(), ref.data(), size_t(bins));
+}
+
+class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, bool>> {
+  protected:
+    // Every plan the test must check: cluster kernels at every cluster size that holds the bins.
+    void check_all(bool cluster_kernels) {
+        const Caps caps = device_caps(0);
+        const int64_t n = std::get<0>(GetParam());
+        int64_t bins = std::get<1>(GetParam());
+        if (bins == kLargest) bins = caps.clusters() ? largest_cluster_bins(caps) : int64_t(caps.smem_optin / 4);
+        const bool skewed = std::get<2>(GetParam());
+        std::vector<int> in;
+        std::vector<unsigned> ref;
+        make_samples(in, size_t(n), bins, skewed, 0.01, uint64_t(n * 31 + bins * 7 + skewed));
+        histogram_cpu(in.data(), size_t(n), int(bins), ref);
+        int ran = 0;
+        for (const Variant& v : kernels()) {
+            if (needs_cluster(v.algo) != cluster_kernels) continue;
+            const std::vector<int> sizes = v.cluster == 0 ? std::vector<int>{0, 1, 2, 4, 8, 16}
+                                                          : std::vector<int>{v.cluster};
+            for (int c : sizes) {
+                const Plan p = make_plan(v, bins, caps, c);
+                if (!p.ok) {
+                    EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << v.name << " c=" << c << ": " << p.why_not;
+                    continue;  // "n/a": more bins than this kernel and cluster size hold
+                }
+                const common::Comparison r = run(p, in, ref, int(bins));
+                ++ran;
+                EXPECT_TRUE(r.pass()) << v.name << " cluster " << p.cluster << " n=" << n << " bins=" << bins
+                                      << (skewed ? " skewed" : " uniform") << ": " << r.mismatches << " of " << r.n
+                                      << " bins wrong, first " << r.first_bad;
+            }
+        }
+        EXPECT_GT(ran, 0);
+    }
+};
+
+TEST_P(Histogram, PlainKernelsMatchCpu) {
+    SKIP_WITHOUT_GPU();
+    check_all(false);
+}
+
+TEST_P(Histogram, ClusterKernelsMatchCpu) {
+    SKIP_WITHOUT_CC(90, "thread-block clusters");
+    check_all(true);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllSizes, Histogram,
+    ::testing::Combine(::testing::ValuesIn(kN), ::testing::ValuesIn(kBins), ::testing::Bool()),
+    [](const ::testing::TestParamInfo<Histogram::ParamType>& p) {
+        const int64_t b = std::get<1>(p.param);
+        return "n" + std::to_string(std::get<0>(p.param)) + "_bins" + (b == kLargest ? "Largest" : std::to_string(b)) +
+               (std::get<2>(p.param) ? "_skewed" : "_uniform");
+    });
+
+// The vectorized kernels peel samples before the first 16-byte boundary: start the input 1, 2, 3 ints in.
+TEST(HistogramVec4, UnalignedInputs) {
+    SKIP_WITHOUT_CC(90, "thread-block clusters");
+    const Caps caps = device_caps(0);
+    for (size_t offset : {1, 2, 3})
+        for (int64_t n : {1, 2, 3, 5, 7, 1000003}) {
+            std::vector<int> in;
+            std::vector<unsigned> ref;
+            make_samples(in, size_t(n), 4099, false, 0.01, 99 + n + offset);
+            histogram_cpu(in.data(), size_t(n), 4099, ref);
+            for (const Variant& v : kernels())
+                if (v.cluster == 0)
+                    for (int c : {1, 4}) {
+                        const Plan p = make_plan(v, 4099, caps, c);
+                        ASSERT_TRUE(p.ok) << p.why_not;
+                        EXPECT_TRUE(run(p, in, ref, 4099, offset).pass()) << v.name << " c=" << c << " offset " << offset
+                                                                          << " n=" << n;
+                    }
+        }
+}
+
+// ---- A deliberately wrong kernel must be caught ------------------------------
+// histSmem with the clamp replaced by a wrap-around (v mod bins): right for
+// every in-range sample, so a test on in-range data alone passes it; the 1% of
+// out-of-range samples every case above includes catches it.
+__global__ void histSmemWrapBug(const int* in, size_t n, unsigned* bins, int nbins) {
+    extern __shared__ unsigned smem_bug[];
+    for (int i = threadIdx.x; i < nbins; i += blockDim.x) smem_bug[i] = 0;
+    __syncthreads();
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        atomicAdd(&smem_bug[unsigned(in[i]) % unsigned(nbins)], 1u);
+    __syncthreads();
+    for (int i = threadIdx.x; i < nbins; i += blockDim.x)
+        if (smem_bug[i]) atomicAdd(&bins[i], smem_bug[i]);
+}
+
+TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
+    SKIP_WITHOUT_GPU();
+    Plan p;
+    p.ok = true;
+    p.kernel4 = histSmemWrapBug;
+    p.grid = 264;
+    p.smem = 4096 * 4;
+    for (double oor : {0.0, 0.01}) {
+        std::vector<int> in;
+        std::vector<unsigned> ref;
+        make_samples(in, 1000003, 4096, false, oor, 7);
+        histogram_cpu(in.data(), in.size(), 4096, ref);
+        const bool pass = run(p, in, ref, 4096).pass();
+        if (oor == 0.0) EXPECT_TRUE(pass) << "in range, the bug is invisible";
+        else EXPECT_FALSE(pass) << "out of range, the wrap-around must be caught";
+    }
+}
+
+}  // namespace
