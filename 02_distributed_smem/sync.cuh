@@ -1,23 +1,721 @@
-// sync.cuh - part 2 of the chapter: synchronization beyond one block (./distributed_smem --sync).
-// STUB: the interface distributed_smem.cu calls; the synchronization part fills it in.
+// sync.cuh - part 2 of the chapter: synchronization beyond the basics (./distributed_smem --sync).
+//
+// Six experiments, each a table (kernels in sync_kernels.cuh):
+//   litmus MP / SB   weak ordering observed between two blocks on different SMs, per ordering variant
+//   fence cost       cycles per __threadfence_block / __threadfence / __threadfence_system
+//   sync domains     a fence-heavy kernel next to a store flood, default vs remote domain
+//   barrier cost     __syncwarp, __syncthreads, cluster.sync, grid.sync, a kernel boundary
+//   volatile         a bounded spin-wait on a flag: plain (with --pitfalls), volatile, atomic_ref
+//   pitfalls         divergent __syncthreads, barrier after an early return (--pitfalls only)
+// run_sync_quick() is the cheap subset the default run includes (the MP litmus test, smaller).
 #pragma once
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <vector>
+#include <cuda_runtime.h>
+#include "02_distributed_smem/sync_kernels.cuh"
+#include "common/buffer.cuh"
+#include "common/check.cuh"
 #include "common/cli.hpp"
+#include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/report.hpp"
+#include "common/stats.hpp"
 
 namespace distributed_smem::sync {
+
+// ---------------------------------------------------------------------------------------------
+// One measured number, printed at once and kept for the CSV.
+struct SyncRow {
+    std::string experiment, variant, config;
+    double value = 0;
+    std::string unit, note, result;  // result: PASS, FAIL, or "-" (a measurement with nothing to check)
+};
+
+class SyncReport {
+  public:
+    void section(const std::string& title) const {
+        std::printf("\n%s\n%-14s %-36s %-26s %14s %-12s %-6s %s\n", title.c_str(), "experiment", "variant", "config",
+                    "value", "unit", "result", "note");
+        std::fflush(stdout);
+    }
+    void add(const SyncRow& r) {
+        std::printf("%-14s %-36s %-26s %14s %-12s %-6s %s\n", r.experiment.c_str(), r.variant.c_str(),
+                    r.config.c_str(), format(r.value).c_str(), r.unit.c_str(), r.result.c_str(), r.note.c_str());
+        std::fflush(stdout);
+        rows_.push_back(r);
+    }
+    bool all_pass() const {
+        for (const SyncRow& r : rows_) if (r.result == "FAIL") return false;
+        return true;
+    }
+    const std::vector<SyncRow>& rows() const { return rows_; }
+    static std::string format(double v) {
+        if (v == double(static_cast<long long>(v)) && v < 1e15) return std::to_string(static_cast<long long>(v));
+        return common::fmt(v < 10 ? "%.2f" : v < 1000 ? "%.1f" : "%.0f", v);
+    }
+    std::string csv(const common::Metadata& meta) const {
+        std::string s;
+        for (const auto& kv : meta) s += "# " + kv.first + ": " + kv.second + "\n";
+        s += "experiment,variant,config,value,unit,result,note\n";
+        for (const SyncRow& r : rows_)
+            s += common::csv_field(r.experiment) + "," + common::csv_field(r.variant) + "," +
+                 common::csv_field(r.config) + "," + format(r.value) + "," + common::csv_field(r.unit) + "," +
+                 r.result + "," + common::csv_field(r.note) + "\n";
+        return s;
+    }
+
+  private:
+    std::vector<SyncRow> rows_;
+};
+
+// The program's command line (for the CSV header): the part-1 main() owns argv, so read it back.
+inline std::string own_command_line() {
+    std::ifstream f("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
+    for (char c : all) out += c ? c : ' ';
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.empty() ? "./distributed_smem --sync" : out;
+}
+
+// Dynamic shared memory that lets only one block fit on an SM: the two blocks of a litmus pair
+// then run on different SMs, and a grid of at most #SMs blocks is all resident at once.
+inline size_t one_block_per_sm_smem(const common::DeviceInfo& dev) {
+    int per_sm = 0;
+    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev.id));
+    size_t bytes = size_t(per_sm) / 2 + 1024;
+    return std::min(bytes, dev.smem_per_block_optin - 1024);  // a little room for the static variables
+}
+template <class K>
+inline void allow_smem(K kernel, size_t bytes) {
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+// clock64() budget of every bounded wait: about 0.1 s at the H200's ~2 GHz.
+constexpr long long kWaitBudgetCycles = 200'000'000;
+
+// ---------------------------------------------------------------------------------------------
+// Litmus tests.
+struct LitmusResult {
+    unsigned long long instances = 0, weak = 0, timeouts = 0;
+    unsigned long long outcome[4] = {0, 0, 0, 0};  // SB: (r1,r2) = (0,0) (0,1) (1,0) (1,1)
+    int pairs = 0, same_sm_pairs = 0, distinct_sms = 0;
+    double ms = 0;
+};
+
+struct LitmusShape {
+    int pairs, lanes, rounds;
+    unsigned long long instances() const { return (unsigned long long)pairs * lanes * rounds; }
+};
+// At least `min_instances` instances on pairs of blocks, one block per SM.
+inline LitmusShape litmus_shape(const common::DeviceInfo& dev, unsigned long long min_instances) {
+    LitmusShape s;
+    s.pairs = std::max(1, std::min(dev.sms / 2, 64));
+    s.lanes = 32;
+    s.rounds = int((min_instances + s.pairs * s.lanes - 1) / (s.pairs * s.lanes));
+    return s;
+}
+
+template <Order O>
+inline void launch_mp(const LitmusShape& s, size_t smem, int* data, int* flag, unsigned* meet,
+                      unsigned long long* counts, unsigned* sm) {
+    allow_smem(litmusMessagePassing<O>, smem);
+    litmusMessagePassing<O><<<2 * s.pairs, s.lanes, smem>>>(data, flag, meet, s.rounds, kWaitBudgetCycles, counts, sm);
+    CHECK_LAUNCH();
+}
+template <Order O>
+inline void launch_sb(const LitmusShape& s, size_t smem, int* x, int* y, unsigned* meet, int* ra, int* rb,
+                      unsigned long long* counts, unsigned* sm) {
+    allow_smem(litmusStoreBuffering<O>, smem);
+    litmusStoreBuffering<O><<<2 * s.pairs, s.lanes, smem>>>(x, y, meet, s.rounds, kWaitBudgetCycles, ra, rb, counts, sm);
+    CHECK_LAUNCH();
+}
+
+inline void count_sms(const std::vector<unsigned>& sm, LitmusResult& r) {
+    std::vector<unsigned> sorted = sm;
+    std::sort(sorted.begin(), sorted.end());
+    r.distinct_sms = int(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+    for (size_t p = 0; 2 * p + 1 < sm.size(); ++p) r.same_sm_pairs += sm[2 * p] == sm[2 * p + 1];
+}
+
+// Message passing: counts[0] = flag seen but data stale, counts[1] = waits that timed out.
+inline LitmusResult run_message_passing(const common::DeviceInfo& dev, Order o, const LitmusShape& s) {
+    const size_t n = size_t(s.instances());
+    common::DeviceBuffer<int> data(n), flag(n);
+    common::DeviceBuffer<unsigned> meet(s.pairs), sm(2 * s.pairs);
+    common::DeviceBuffer<unsigned long long> counts(2);
+    CHECK(cudaMemset(data.get(), 0, n * sizeof(int)));
+    CHECK(cudaMemset(flag.get(), 0, n * sizeof(int)));
+    CHECK(cudaMemset(meet.get(), 0, s.pairs * sizeof(unsigned)));
+    CHECK(cudaMemset(counts.get(), 0, 2 * sizeof(unsigned long long)));
+    const size_t smem = one_block_per_sm_smem(dev);
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
+    switch (o) {
+        case Order::Plain: launch_mp<Order::Plain>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+        case Order::Volatile: launch_mp<Order::Volatile>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+        case Order::Fence: launch_mp<Order::Fence>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+        case Order::Atomic: launch_mp<Order::Atomic>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+    }
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    std::vector<unsigned long long> c;
+    std::vector<unsigned> smv;
+    counts.download(c);
+    sm.download(smv);
+    LitmusResult r;
+    r.instances = s.instances();
+    r.weak = c[0];
+    r.timeouts = c[1];
+    r.pairs = s.pairs;
+    r.ms = ms;
+    count_sms(smv, r);
+    return r;
+}
+
+// Store buffering: the host counts the four outcomes; weak = (0,0); an instance whose results
+// are missing (a pair that timed out) counts as a timeout.
+inline LitmusResult run_store_buffering(const common::DeviceInfo& dev, Order o, const LitmusShape& s) {
+    const size_t n = size_t(s.instances());
+    common::DeviceBuffer<int> x(n), y(n), ra(n), rb(n);
+    common::DeviceBuffer<unsigned> meet(s.pairs), sm(2 * s.pairs);
+    common::DeviceBuffer<unsigned long long> counts(2);
+    CHECK(cudaMemset(x.get(), 0, n * sizeof(int)));
+    CHECK(cudaMemset(y.get(), 0, n * sizeof(int)));
+    ra.poison();
+    rb.poison();
+    CHECK(cudaMemset(meet.get(), 0, s.pairs * sizeof(unsigned)));
+    CHECK(cudaMemset(counts.get(), 0, 2 * sizeof(unsigned long long)));
+    const size_t smem = one_block_per_sm_smem(dev);
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
+    switch (o) {
+        case Order::Plain: launch_sb<Order::Plain>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+        case Order::Volatile: launch_sb<Order::Volatile>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+        case Order::Fence: launch_sb<Order::Fence>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+        case Order::Atomic: launch_sb<Order::Atomic>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+    }
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    std::vector<int> a, b;
+    std::vector<unsigned> smv;
+    ra.download(a);
+    rb.download(b);
+    sm.download(smv);
+    LitmusResult r;
+    r.instances = s.instances();
+    r.pairs = s.pairs;
+    r.ms = ms;
+    for (size_t i = 0; i < n; ++i) {
+        if ((a[i] != 0 && a[i] != 1) || (b[i] != 0 && b[i] != 1)) { ++r.timeouts; continue; }
+        ++r.outcome[a[i] * 2 + b[i]];
+    }
+    r.weak = r.outcome[0];
+    count_sms(smv, r);
+    return r;
+}
+
+// The fenced and atomic variants must never show the weak outcome; plain and volatile may.
+inline bool litmus_must_be_strong(Order o) { return o == Order::Fence || o == Order::Atomic; }
+
+inline void report_litmus(SyncReport& rep, const char* experiment, Order o, const LitmusResult& r, bool sb) {
+    std::string note = std::to_string(r.instances) + " instances on " + std::to_string(r.pairs) + " block pairs (" +
+                       std::to_string(r.distinct_sms) + " distinct SMs, " + std::to_string(r.same_sm_pairs) +
+                       " pairs sharing one), " + common::fmt("%.1f", r.ms) + " ms";
+    if (sb)
+        note += "; outcomes (0,0)/(0,1)/(1,0)/(1,1) = " + std::to_string(r.outcome[0]) + "/" +
+                std::to_string(r.outcome[1]) + "/" + std::to_string(r.outcome[2]) + "/" + std::to_string(r.outcome[3]);
+    if (r.timeouts) note += "; " + std::to_string(r.timeouts) + " timed out";
+    const bool ok = r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
+    rep.add({experiment, order_name(o), "2 blocks x 32 lanes per pair", double(r.weak), "weak outcomes", note,
+             litmus_must_be_strong(o) || !ok ? (ok ? "PASS" : "FAIL") : "-"});
+}
+
+inline bool run_litmus(SyncReport& rep, const common::DeviceInfo& dev, unsigned long long min_instances, bool sb) {
+    const LitmusShape s = litmus_shape(dev, min_instances);
+    rep.section(std::string(sb ? "store buffering (SB): A: x=1; r1=y   B: y=1; r2=x   weak: r1=r2=0"
+                               : "message passing (MP): producer: data; flag   consumer: flag; data   weak: flag seen, data stale"));
+    bool ok = true;
+    for (int v = 0; v < kOrders; ++v) {
+        const Order o = Order(v);
+        const LitmusResult r = sb ? run_store_buffering(dev, o, s) : run_message_passing(dev, o, s);
+        report_litmus(rep, sb ? "litmus SB" : "litmus MP", o, r, sb);
+        ok &= r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
+    }
+    return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-block cycles and nanoseconds written by the timing kernels -> mean per operation.
+struct OpCost { double cycles = 0, ns = 0; };
+inline OpCost mean_cost(const common::DeviceBuffer<long long>& cyc, const common::DeviceBuffer<long long>& ns,
+                        int blocks, double ops) {
+    std::vector<long long> c, t;
+    cyc.download(c);
+    ns.download(t);
+    OpCost r;
+    for (int b = 0; b < blocks; ++b) { r.cycles += double(c[b]); r.ns += double(t[b]); }
+    r.cycles /= blocks * ops;
+    r.ns /= blocks * ops;
+    return r;
+}
+
+// Median (over `reps` launches) of the mean cost per operation.
+template <class Launch>
+inline OpCost time_ops(Launch&& launch, const common::DeviceBuffer<long long>& cyc,
+                       const common::DeviceBuffer<long long>& ns, int blocks, double ops, int reps) {
+    launch();  // warm-up: module load, clocks
+    CHECK_LAUNCH();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<double> c, t;
+    for (int i = 0; i < reps; ++i) {
+        launch();
+        CHECK_LAUNCH();
+        CHECK(cudaDeviceSynchronize());
+        const OpCost o = mean_cost(cyc, ns, blocks, ops);
+        c.push_back(o.cycles);
+        t.push_back(o.ns);
+    }
+    return {common::median(c), common::median(t)};
+}
+
+template <FenceKind F, bool Stores>
+inline OpCost fence_cost(int blocks, int threads, int iters, int* buf, const common::DeviceBuffer<long long>& cyc,
+                         const common::DeviceBuffer<long long>& ns, int reps) {
+    return time_ops([&] { fenceCost<F, Stores><<<blocks, threads>>>(buf, iters, cyc.get(), ns.get()); }, cyc, ns,
+                    blocks, iters, reps);
+}
+template <bool Stores>
+inline OpCost fence_cost(FenceKind f, int blocks, int threads, int iters, int* buf,
+                         const common::DeviceBuffer<long long>& cyc, const common::DeviceBuffer<long long>& ns, int reps) {
+    switch (f) {
+        case FenceKind::None: return fence_cost<FenceKind::None, Stores>(blocks, threads, iters, buf, cyc, ns, reps);
+        case FenceKind::Block: return fence_cost<FenceKind::Block, Stores>(blocks, threads, iters, buf, cyc, ns, reps);
+        case FenceKind::Device: return fence_cost<FenceKind::Device, Stores>(blocks, threads, iters, buf, cyc, ns, reps);
+        case FenceKind::System: return fence_cost<FenceKind::System, Stores>(blocks, threads, iters, buf, cyc, ns, reps);
+        default: return fence_cost<FenceKind::AcqRelDevice, Stores>(blocks, threads, iters, buf, cyc, ns, reps);
+    }
+}
+
+inline bool run_fence_costs(SyncReport& rep, const common::DeviceInfo& dev, int reps) {
+    rep.section("fence cost: cycles per loop iteration (one store + one fence, or the fence alone), mean over blocks");
+    const int iters = 4096;
+    struct Config { int blocks, threads; };
+    const Config configs[] = {{1, 32}, {dev.sms, 256}};
+    for (const Config& c : configs) {
+        common::DeviceBuffer<int> buf(size_t(64) * c.blocks * c.threads);
+        common::DeviceBuffer<long long> cyc(c.blocks), ns(c.blocks);
+        const std::string config = std::to_string(c.blocks) + " x " + std::to_string(c.threads) + " threads";
+        for (int stores = 0; stores < 2; ++stores)
+            for (int f = 0; f < kFenceKinds; ++f) {
+                const OpCost o = stores ? fence_cost<true>(FenceKind(f), c.blocks, c.threads, iters, buf.get(), cyc, ns, reps)
+                                        : fence_cost<false>(FenceKind(f), c.blocks, c.threads, iters, buf.get(), cyc, ns, reps);
+                rep.add({stores ? "fence+store" : "fence", fence_name(FenceKind(f)), config, o.cycles, "cycles/iter",
+                         common::fmt("%.1f ns/iter", o.ns), "-"});
+            }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory-synchronization domains.
+template <class... Args>
+inline void launch_in_domain(void (*kernel)(Args...), int grid, int block, cudaStream_t stream, bool remote,
+                             Args... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeMemSyncDomain;
+    attr[0].val.memSyncDomain = remote ? cudaLaunchMemSyncDomainRemote : cudaLaunchMemSyncDomainDefault;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int reps) {
+    int domains = 0;
+    CHECK(cudaDeviceGetAttribute(&domains, cudaDevAttrMemSyncDomainCount, dev.id));
+    cudaStream_t s_store, s_fence;
+    CHECK(cudaStreamCreateWithFlags(&s_store, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s_fence, cudaStreamNonBlocking));
+    cudaStreamAttrValue map = {};
+    CHECK(cudaStreamGetAttribute(s_fence, cudaStreamAttributeMemSyncDomainMap, &map));
+    char title[256];
+    std::snprintf(title, sizeof title,
+                  "memory-synchronization domains: cudaDevAttrMemSyncDomainCount = %d, a stream's default map: "
+                  "default -> %d, remote -> %d",
+                  domains, map.memSyncDomainMap.default_, map.memSyncDomainMap.remote);
+    rep.section(title);
+    rep.add({"sync domains", "cudaDevAttrMemSyncDomainCount", "-", double(domains), "domains",
+             "stream map default->" + std::to_string(map.memSyncDomainMap.default_) + " remote->" +
+                 std::to_string(map.memSyncDomainMap.remote),
+             "-"});
+
+    // The fence kernel: 16 blocks x 32 threads, each thread a store + __threadfence() per iteration.
+    // The flood: one 1024-thread block per SM writing 1 GiB (or a quarter of free memory) `passes` times,
+    // so that the fence kernel's blocks still find room beside it.
+    const int f_blocks = 16, f_threads = 32, f_iters = 4000;
+    const size_t bytes = std::min<size_t>(size_t(1) << 30, common::free_device_memory() / 4);
+    const size_t n4 = bytes / sizeof(int4);
+    common::DeviceBuffer<int> fbuf(size_t(f_blocks) * f_threads);
+    common::DeviceBuffer<int4> sbuf(n4);
+    cudaEvent_t s0, s1, f0, f1;
+    for (cudaEvent_t* e : {&s0, &s1, &f0, &f1}) CHECK(cudaEventCreate(e));
+
+    auto fence_alone = [&](bool remote) {
+        std::vector<double> v;
+        for (int i = 0; i <= reps; ++i) {
+            CHECK(cudaEventRecord(f0, s_fence));
+            launch_in_domain(fenceHeavy, f_blocks, f_threads, s_fence, remote, fbuf.get(), f_iters);
+            CHECK(cudaEventRecord(f1, s_fence));
+            CHECK(cudaEventSynchronize(f1));
+            float ms = 0;
+            CHECK(cudaEventElapsedTime(&ms, f0, f1));
+            if (i) v.push_back(ms);  // the first is a warm-up
+        }
+        return common::median(v);
+    };
+    const double alone_ms = fence_alone(false);
+    const double alone_remote_ms = fence_alone(true);
+
+    // Flood length: long enough to cover the fence kernel many times over.
+    launch_in_domain(storeStream, dev.sms, 1024, s_store, false, sbuf.get(), n4, 1);
+    CHECK(cudaEventRecord(s0, s_store));
+    launch_in_domain(storeStream, dev.sms, 1024, s_store, false, sbuf.get(), n4, 1);
+    CHECK(cudaEventRecord(s1, s_store));
+    CHECK(cudaEventSynchronize(s1));
+    float pass_ms = 0;
+    CHECK(cudaEventElapsedTime(&pass_ms, s0, s1));
+    const int passes = std::max(2, int(std::max(20.0, 20 * alone_ms) / std::max(0.01f, pass_ms)) + 1);
+
+    rep.add({"sync domains", "fenceHeavy alone", "fence: default", alone_ms, "ms",
+             std::to_string(f_blocks) + "x" + std::to_string(f_threads) + " threads, " + std::to_string(f_iters) +
+                 " x (store + __threadfence)",
+             "-"});
+    rep.add({"sync domains", "fenceHeavy alone", "fence: remote", alone_remote_ms, "ms", "", "-"});
+
+    struct Variant { const char* name; bool fence_remote, store_remote; };
+    const Variant variants[] = {{"fenceHeavy + storeStream", false, false},
+                                {"fenceHeavy + storeStream", false, true},
+                                {"fenceHeavy + storeStream", true, false},
+                                {"fenceHeavy + storeStream", true, true}};
+    for (const Variant& v : variants) {
+        std::vector<double> fence_ms, store_ms, cover;
+        for (int i = 0; i <= reps; ++i) {
+            CHECK(cudaDeviceSynchronize());
+            CHECK(cudaEventRecord(s0, s_store));
+            launch_in_domain(storeStream, dev.sms, 1024, s_store, v.store_remote, sbuf.get(), n4, passes);
+            CHECK(cudaEventRecord(s1, s_store));
+            CHECK(cudaEventRecord(f0, s_fence));
+            launch_in_domain(fenceHeavy, f_blocks, f_threads, s_fence, v.fence_remote, fbuf.get(), f_iters);
+            CHECK(cudaEventRecord(f1, s_fence));
+            CHECK(cudaDeviceSynchronize());
+            float fs = 0, fe = 0, se = 0;
+            CHECK(cudaEventElapsedTime(&fs, s0, f0));
+            CHECK(cudaEventElapsedTime(&fe, s0, f1));
+            CHECK(cudaEventElapsedTime(&se, s0, s1));
+            if (!i) continue;  // warm-up
+            fence_ms.push_back(fe - fs);
+            store_ms.push_back(se);
+            const double overlap = std::max(0.0, double(std::min(fe, se)) - std::max(fs, 0.0f));
+            cover.push_back(fe > fs ? overlap / (fe - fs) : 0);
+        }
+        const std::string config = std::string("fence: ") + (v.fence_remote ? "remote" : "default") +
+                                   ", flood: " + (v.store_remote ? "remote" : "default");
+        const double c = common::median(cover);
+        rep.add({"sync domains", v.name, config, common::median(fence_ms), "ms",
+                 common::fmt("flood %.1f ms (", common::median(store_ms)) + common::human_bytes(double(bytes) * passes) +
+                     common::fmt("), %.0f%% of the fence kernel overlapped; ", 100 * c) +
+                     common::fmt("%.2fx its time alone", common::median(fence_ms) / alone_ms),
+                 c > 0.9 ? "-" : "FAIL"});
+    }
+    for (cudaEvent_t e : {s0, s1, f0, f1}) CHECK(cudaEventDestroy(e));
+    CHECK(cudaStreamDestroy(s_store));
+    CHECK(cudaStreamDestroy(s_fence));
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Barriers.
+inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, int reps) {
+    rep.section("barrier cost: cycles (and ns) per barrier, mean over blocks");
+    bool ok = true;
+    const int iters = 20000;
+    auto add = [&](const char* what, const std::string& config, OpCost o, const std::string& note, const char* result) {
+        rep.add({"barrier", what, config, o.cycles, "cycles", common::fmt("%.1f ns", o.ns) + (note.empty() ? "" : "; " + note),
+                 result});
+    };
+    for (int threads : {32, 1024}) {
+        common::DeviceBuffer<long long> cyc(1), ns(1);
+        add("__syncwarp", "1 x " + std::to_string(threads) + " threads",
+            time_ops([&] { barrierSyncwarp<<<1, threads>>>(iters, cyc.get(), ns.get()); }, cyc, ns, 1, iters, reps), "", "-");
+    }
+    for (int threads : {32, 256, 1024}) {
+        common::DeviceBuffer<long long> cyc(1), ns(1);
+        add("__syncthreads", "1 x " + std::to_string(threads) + " threads",
+            time_ops([&] { barrierSyncthreads<<<1, threads>>>(iters, cyc.get(), ns.get()); }, cyc, ns, 1, iters, reps), "",
+            "-");
+    }
+    double clock_ghz = 0;  // cycles per ns, for the kernel-boundary row
+    {
+        common::DeviceBuffer<long long> cyc(dev.sms), ns(dev.sms);
+        const OpCost o = time_ops([&] { barrierSyncthreads<<<dev.sms, 1024>>>(iters, cyc.get(), ns.get()); }, cyc, ns,
+                                  dev.sms, iters, reps);
+        clock_ghz = o.ns > 0 ? o.cycles / o.ns : 0;
+        add("__syncthreads", std::to_string(dev.sms) + " x 1024 threads", o, common::fmt("SM clock %.2f GHz", clock_ghz), "-");
+    }
+    // Cluster barrier (sm_90): cluster sizes 2..16, 128 threads per block.
+    if (dev.cc_major >= 9) {
+        for (int cs : {2, 4, 8, 16}) {
+            if (cs > 8) CHECK(cudaFuncSetAttribute(barrierClusterSync, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+            cudaLaunchConfig_t cfg = {};
+            const int grid = cs * std::max(1, dev.sms / cs / 2);
+            cfg.gridDim = dim3(grid);
+            cfg.blockDim = dim3(128);
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = cs;
+            attr[0].val.clusterDim.y = 1;
+            attr[0].val.clusterDim.z = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+            int active = 0;
+            if (cudaOccupancyMaxActiveClusters(&active, barrierClusterSync, &cfg) != cudaSuccess || active == 0) {
+                cudaGetLastError();
+                rep.add({"barrier", "cluster.sync", "cluster " + std::to_string(cs), 0, "cycles",
+                         "cluster size not supported here", "-"});
+                continue;
+            }
+            common::DeviceBuffer<long long> cyc(grid), ns(grid);
+            common::DeviceBuffer<unsigned> wrong(1);
+            CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned)));
+            const int checks = 100;
+            const OpCost o = time_ops(
+                [&] { CHECK(cudaLaunchKernelEx(&cfg, barrierClusterSync, iters, checks, wrong.get(), cyc.get(), ns.get())); },
+                cyc, ns, grid, iters, reps);
+            std::vector<unsigned> w;
+            wrong.download(w);
+            add("cluster.sync", std::to_string(grid) + " x 128, cluster " + std::to_string(cs), o,
+                std::to_string(w[0]) + " wrong reads in " + std::to_string((reps + 1) * checks) + " checked rounds",
+                w[0] == 0 ? "PASS" : "FAIL");
+            ok &= w[0] == 0;
+        }
+    } else {
+        rep.add({"barrier", "cluster.sync", "-", 0, "cycles", "needs compute capability 9.0", "-"});
+    }
+    // grid.sync(): cooperative launch, grid sized by occupancy.
+    int coop = 0;
+    CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev.id));
+    if (coop) {
+        int per_sm = 0;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, barrierGridSync, 256, 0));
+        const int grid_iters = 2000, checks = 100;
+        for (int blocks : {dev.sms, dev.sms * per_sm}) {
+            common::DeviceBuffer<long long> cyc(blocks), ns(blocks);
+            common::DeviceBuffer<unsigned> counters(2);
+            unsigned* arrived = counters.get();
+            unsigned* wrong = counters.get() + 1;
+            int it = grid_iters, ch = checks;
+            long long* c = cyc.get();
+            long long* t = ns.get();
+            void* args[] = {&it, &ch, &arrived, &wrong, &c, &t};
+            std::vector<unsigned> w;
+            unsigned bad = 0;
+            const OpCost o = time_ops(
+                [&] {
+                    CHECK(cudaMemset(counters.get(), 0, 2 * sizeof(unsigned)));
+                    CHECK(cudaLaunchCooperativeKernel((void*)barrierGridSync, dim3(blocks), dim3(256), args, 0, 0));
+                    CHECK(cudaDeviceSynchronize());
+                    counters.download(w);
+                    bad += w[1];
+                },
+                cyc, ns, blocks, grid_iters, reps);
+            add("grid.sync", std::to_string(blocks) + " x 256 threads", o,
+                std::to_string(bad) + " wrong rounds in " + std::to_string((reps + 1) * checks) + " checked",
+                bad == 0 ? "PASS" : "FAIL");
+            ok &= bad == 0;
+        }
+    } else {
+        rep.add({"barrier", "grid.sync", "-", 0, "cycles", "no cooperative launch on this device", "-"});
+    }
+    // A kernel boundary: the barrier the seeds recommend between blocks (split the kernel).
+    {
+        const int launches = 2000;
+        emptyKernel<<<dev.sms, 256>>>();
+        CHECK_LAUNCH();
+        CHECK(cudaDeviceSynchronize());
+        std::vector<double> per;
+        for (int r = 0; r < reps; ++r) {
+            cudaEvent_t e0, e1;
+            CHECK(cudaEventCreate(&e0));
+            CHECK(cudaEventCreate(&e1));
+            CHECK(cudaEventRecord(e0));
+            for (int i = 0; i < launches; ++i) emptyKernel<<<dev.sms, 256>>>();
+            CHECK_LAUNCH();
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            per.push_back(ms * 1e6 / launches);
+            CHECK(cudaEventDestroy(e0));
+            CHECK(cudaEventDestroy(e1));
+        }
+        OpCost o;
+        o.ns = common::median(per);
+        o.cycles = o.ns * clock_ghz;
+        add("kernel boundary", std::to_string(dev.sms) + " x 256, back to back", o,
+            "stream order between empty kernels; cycles = ns x the SM clock above", "-");
+    }
+    return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// volatile and the hoisted load.
+struct WaitResult { bool seen; long long spins, cycles; };
+inline WaitResult run_wait(const common::DeviceInfo& dev, int which, long long delay_cycles, long long max_spins) {
+    auto kernel = which == 0 ? waitFlagPlain : which == 1 ? waitFlagVolatile : waitFlagAtomic;
+    const size_t smem = one_block_per_sm_smem(dev);
+    allow_smem(kernel, smem);
+    common::DeviceBuffer<int> flag(1);
+    common::DeviceBuffer<long long> out(3);
+    CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
+    out.poison();
+    kernel<<<2, 32, smem>>>(flag.get(), delay_cycles, max_spins, out.get());
+    CHECK_LAUNCH();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<long long> o;
+    out.download(o);
+    return {o[0] == 1, o[1], o[2]};
+}
+
+inline bool run_volatile(SyncReport& rep, const common::DeviceInfo& dev, bool pitfalls) {
+    rep.section("volatile: block 1 spins (at most 2^20 times) on a flag that block 0 sets after 20000 cycles");
+    const long long delay = 20000, max_spins = 1ll << 20;
+    bool ok = true;
+    const char* names[] = {"waitFlagPlain (PITFALL)", "waitFlagVolatile", "waitFlagAtomic"};
+    for (int which = pitfalls ? 0 : 1; which < 3; ++which) {
+        const WaitResult w = run_wait(dev, which, delay, max_spins);
+        std::string note = std::to_string(w.spins) + " spins (bound " + std::to_string(max_spins) + "), " +
+                           std::to_string(w.cycles) + " cycles waited";
+        const char* result;
+        if (which == 0) {  // the plain load: expected to be hoisted, so the bounded wait times out
+            note = (w.seen ? "flag seen: the load was not hoisted; " : "TIMEOUT: the load was hoisted out of the loop; ") + note;
+            result = w.seen ? "-" : "PASS";
+        } else {
+            note = (w.seen ? "flag seen; " : "TIMEOUT; ") + note;
+            result = w.seen ? "PASS" : "FAIL";
+            ok &= w.seen;
+        }
+        rep.add({"volatile", names[which], "2 blocks, 2 SMs", double(w.cycles), "cycles", note, result});
+    }
+    return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Barrier pitfalls: block sums of n ints by the correct kernel and the two pitfalls.
+using ReduceKernel = void (*)(const int*, int, int*);
+inline std::vector<int> block_sums_cpu(const std::vector<int>& in) {
+    std::vector<int> s((in.size() + kReduceBlock - 1) / kReduceBlock, 0);
+    for (size_t i = 0; i < in.size(); ++i) s[i / kReduceBlock] += in[i];
+    return s;
+}
+// Number of wrong block sums (unwritten sums count: the output is poisoned).
+inline int count_wrong_block_sums(ReduceKernel k, const std::vector<int>& in) {
+    const int n = int(in.size());
+    const std::vector<int> ref = block_sums_cpu(in);
+    common::DeviceBuffer<int> d_in(in.size()), d_out(ref.size());
+    d_in.upload(in);
+    d_out.poison();
+    k<<<int(ref.size()), kReduceBlock>>>(d_in.get(), n, d_out.get());
+    CHECK_LAUNCH();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<int> got;
+    d_out.download(got);
+    int wrong = 0;
+    for (size_t b = 0; b < ref.size(); ++b) wrong += got[b] != ref[b];
+    return wrong;
+}
+
+inline bool run_barrier_pitfalls(SyncReport& rep, uint64_t seed) {
+    rep.section("barrier pitfalls (--pitfalls): block sums of 1000 ints (4 blocks of 256, the last one partial)");
+    std::vector<int> in(1000);
+    common::fill_uniform(in.data(), in.size(), seed, -1000, 1000);
+    struct K { const char* name; ReduceKernel k; bool correct; };
+    const K ks[] = {{"reduceBlockSmem", reduceBlockSmem, true},
+                    {"reduceDivergentBarrier (PITFALL)", reduceDivergentBarrier, false},
+                    {"reduceEarlyReturn (PITFALL)", reduceEarlyReturn, false}};
+    bool ok = true;
+    for (const K& k : ks) {
+        const int wrong = count_wrong_block_sums(k.k, in);
+        rep.add({"pitfall", k.name, "4 x 256 threads", double(wrong), "wrong sums",
+                 k.correct ? "every thread reaches every barrier"
+                           : "undefined behaviour; compute-sanitizer --tool synccheck is what catches it",
+                 k.correct ? (wrong == 0 ? "PASS" : "FAIL") : "-"});
+        if (k.correct) ok &= wrong == 0;
+    }
+    return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+inline void write_sync_csv(const SyncReport& rep, const common::DeviceInfo& dev, const std::string& path) {
+    common::Metadata meta = common::run_metadata(dev, own_command_line());
+    meta.push_back({"part", "02_distributed_smem part 2 (synchronization); see the README's Part 2"});
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::fprintf(stderr, "cannot write %s\n", path.c_str());
+        std::exit(1);
+    }
+    const std::string s = rep.csv(meta);
+    std::fwrite(s.data(), 1, s.size(), f);
+    std::fclose(f);
+    std::printf("\nwrote %s (%zu rows)\n", path.c_str(), rep.rows().size());
+}
 
 // ./distributed_smem --sync [--pitfalls] [--csv PATH]: every experiment of part 2, its tables
 // printed, its rows written to opt.csv when given. True when every check passed.
 inline bool run_sync_part(const common::DeviceInfo& dev, const common::CommonOptions& opt, bool pitfalls) {
-    (void)dev; (void)opt; (void)pitfalls;
-    return true;
+    SyncReport rep;
+    const int reps = int(std::max<int64_t>(3, std::min<int64_t>(opt.reps, 9)));
+    bool ok = true;
+    ok &= run_litmus(rep, dev, 1000000, false);
+    ok &= run_litmus(rep, dev, 1000000, true);
+    ok &= run_fence_costs(rep, dev, reps);
+    ok &= run_sync_domains(rep, dev, reps);
+    ok &= run_barrier_costs(rep, dev, reps);
+    ok &= run_volatile(rep, dev, pitfalls);
+    if (pitfalls) ok &= run_barrier_pitfalls(rep, uint64_t(opt.seed));
+    ok &= rep.all_pass();
+    if (!opt.csv.empty()) write_sync_csv(rep, dev, opt.csv);
+    std::printf("\nsynchronization part: %s\n", ok ? "PASS" : "FAIL");
+    return ok;
 }
 
-// The cheap subset that the default run includes (a second or less). True when every check passed.
+// The cheap subset that the default run includes (a second or less): the MP litmus test with
+// 2^17 instances per variant and the volatile / atomic spin-waits. True when every check passed.
 inline bool run_sync_quick(const common::DeviceInfo& dev, const common::CommonOptions& opt) {
-    (void)dev; (void)opt;
-    return true;
+    (void)opt;
+    SyncReport rep;
+    bool ok = run_litmus(rep, dev, 1u << 17, false);
+    ok &= run_volatile(rep, dev, false);
+    ok &= rep.all_pass();
+    std::printf("synchronization (quick; ./distributed_smem --sync for all of part 2): %s\n", ok ? "PASS" : "FAIL");
+    return ok;
 }
 
 }  // namespace distributed_smem::sync
