@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # profile.sh PROGRAM - shared-memory wavefronts and bank conflicts, and global
-# sectors per request, for every transpose kernel (ncu, clocks left alone).
+# sectors per request, for every transpose kernel (ncu, clocks left alone); then
+# DRAM and L2 traffic at odd shapes (results/<gpu>_ncu_odd.csv).
 # Writes 05_transpose/results/<gpu>_ncu.csv. A 2048 x 2048 matrix is enough:
 # the counts per request do not depend on the size.
 set -euo pipefail
@@ -20,3 +21,54 @@ ${NCU:-ncu} --clock-control none --csv --metrics "$m" "$prog" --rows 2048 --cols
         st_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum \
         gld_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
         gst_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+
+# Odd shapes: why an odd number of ROWS (misaligned output rows) was slow, and
+# what transposeSectorAligned changes. DRAM bytes, L2 sectors written by the
+# SMs, store sectors per request, duration; first launch of each kernel.
+m=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+m=$m,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_read.sum
+m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+tmp=$(mktemp -d)
+for s in 8192x8192 8192x8191 8191x8192 8193x8193; do
+    echo "== ncu on $prog --rows ${s%x*} --cols ${s#*x} (copyVec4, transposeSmemPadCoarse, transposeSectorAligned)"
+    ${NCU:-ncu} --clock-control none --csv --print-units base -k 'regex:copyVec4|PadCoarse|SectorAligned' \
+        --metrics "$m" "$prog" --rows "${s%x*}" --cols "${s#*x}" --reps 1 --warmup 0 --kernel transposeSectorAligned \
+        >"$tmp/$s.csv"
+    ${NCU:-ncu} --clock-control none --csv --print-units base -k 'regex:PadCoarse' \
+        --metrics "$m" "$prog" --rows "${s%x*}" --cols "${s#*x}" --reps 1 --warmup 0 --kernel transposeSmemPadCoarse \
+        >>"$tmp/$s.csv"
+done
+python3 - "$tmp" "$dir/results/${gpu}_ncu_odd.csv" <<'PY'
+import csv, os, sys
+tmp, out = sys.argv[1], sys.argv[2]
+header = ["shape", "kernel", "time_us", "dram_read_MiB", "dram_write_MiB", "l2_write_sectors_M",
+          "l2_read_sectors_M", "gst_sectors_per_req"]
+table = []
+for s in ["8192x8192", "8192x8191", "8191x8192", "8193x8193"]:
+    launches = {}
+    lines = [l for l in open(os.path.join(tmp, s + ".csv")) if l.startswith('"') and not l.startswith('"ID"')]
+    hdr = next(l for l in open(os.path.join(tmp, s + ".csv")) if l.startswith('"ID"'))
+    for row in csv.DictReader([hdr] + lines):
+        name = row["Kernel Name"].split("(")[0].split("::")[-1]
+        d = launches.setdefault((name, row["ID"]), {})
+        d[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+    seen = set()
+    for (name, _), d in launches.items():
+        if name in seen:
+            continue
+        seen.add(name)
+        table.append([s, name, "%.1f" % (d["gpu__time_duration.sum"] / 1e3),
+                      "%.1f" % (d["dram__bytes_read.sum"] / 2**20), "%.1f" % (d["dram__bytes_write.sum"] / 2**20),
+                      "%.2f" % (d["lts__t_sectors_srcunit_tex_op_write.sum"] / 1e6),
+                      "%.2f" % (d["lts__t_sectors_srcunit_tex_op_read.sum"] / 1e6),
+                      "%.2f" % (d["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] /
+                                d["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"])])
+with open(out, "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(header)
+    w.writerows(table)
+for r in [header] + table:
+    print("  ".join(r))
+print("wrote", out)
+PY
+rm -rf "$tmp"

@@ -276,7 +276,7 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
                 const bool pass = check_y("matvecVec2").pass();
                 ok &= pass;
                 const double ms = common::time_median_ms(launch, int(opt.warmup), int(opt.reps));
-                const bool picked = !pick.block_per_row && l == pick.lanes && r == pick.rows_per_segment;
+                const bool picked = !pick.block_per_row && !pick.split_rows && !pick.thin_rows && l == pick.lanes && r == pick.rows_per_segment;
                 std::printf(" %9.0f%s", gbps(s, ms), !pass ? "!" : picked ? "*" : " ");
             }
             std::printf("\n");
@@ -290,6 +290,19 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
         std::printf("block per row (matvecBlockRow): %.0f GB/s%s%s\n",
                     gbps(s, common::time_median_ms(block_row, int(opt.warmup), int(opt.reps))), pass ? "" : " FAIL",
                     pick.block_per_row ? " *" : "");
+        if (s.cols <= kMaxThinCols) {
+            auto thin = [&] { launch_thin_rows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); };
+            d_y.poison();
+            thin();
+            CHECK(cudaDeviceSynchronize());
+            const bool pass3 = check_y("matvecThinRows").pass();
+            ok &= pass3;
+            std::printf("two rows a thread (matvecThinRows): %.0f GB/s%s%s\n",
+                        gbps(s, common::time_median_ms(thin, int(opt.warmup), int(opt.reps))), pass3 ? "" : " FAIL",
+                        pick.thin_rows ? " *" : "");
+        }
+        const int64_t cp = split_chunk_pairs(s.rows, s.cols);
+        if (size_t(s.rows) * size_t(std::max<int64_t>(1, (s.cols / 2 + cp - 1) / cp)) > scratch_doubles()) return ok;
         auto split = [&] { launch_split_rows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()); };
         d_y.poison();
         split();

@@ -708,6 +708,45 @@ matvecSplitRow(const double* __restrict__ A, const double* __restrict__ x, doubl
     if (threadIdx.x == 0) partial[row * chunks + chunk] = s;
 }
 
+// matvecThinRows<C>: rows of C <= 3 doubles (2^24 x 1 ran at 51% of CUB as
+// 1-lane segments: 8-byte loads and stores, and a shuffle step per row for
+// nothing). A row is too short to share: each thread takes two consecutive
+// rows, 2C contiguous doubles starting on 16 bytes, loads them as C double2s
+// and writes its two results as one double2 - a copy's access pattern.
+// No shuffles at all; the last row of an odd count is done alone.
+template <int C>
+__global__ void __launch_bounds__(kMatvecBlock)
+matvecThinRows(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int rows) {
+    const size_t pair = global_thread();
+    const size_t r = 2 * pair;
+    if (r >= size_t(rows)) return;  // no shuffles or barriers below
+    double xv[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) xv[c] = __ldg(x + c);
+    if (r + 1 < size_t(rows)) {
+        const double2* a = reinterpret_cast<const double2*>(A + r * C);  // 16 C bytes per pair: aligned
+        double v[2 * C];
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const double2 t = __ldcs(a + k);
+            v[2 * k] = t.x;
+            v[2 * k + 1] = t.y;
+        }
+        double s0 = 0.0, s1 = 0.0;
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            s0 = fma(v[c], xv[c], s0);
+            s1 = fma(v[C + c], xv[c], s1);
+        }
+        *reinterpret_cast<double2*>(y + r) = make_double2(s0, s1);
+    } else {
+        double s0 = 0.0;
+#pragma unroll
+        for (int c = 0; c < C; ++c) s0 = fma(A[r * C + c], xv[c], s0);
+        y[r] = s0;
+    }
+}
+
 // The second pass: one warp per row adds the row's partials (lane-strided,
 // then the xor butterfly): a fixed order, so a fixed result.
 __global__ void __launch_bounds__(kMatvecBlock)
@@ -764,7 +803,23 @@ inline std::string launch_gmem_cache(const double* A, const double* x, double* y
 
 // A (LANES, ROWS) variant of matvecVec2: one segment of LANES lanes per ROWS
 // rows; or, with block_per_row, matvecBlockRow.
-struct Vec2Shape { int lanes, rows_per_segment; bool block_per_row = false; bool split_rows = false; };
+struct Vec2Shape {
+    int lanes, rows_per_segment;
+    bool block_per_row = false, split_rows = false, thin_rows = false;
+};
+
+constexpr int kMaxThinCols = 3;
+inline std::string launch_thin_rows(const double* A, const double* x, double* y, int rows, int cols) {
+    const unsigned g = unsigned(((size_t(rows) + 1) / 2 + kMatvecBlock - 1) / kMatvecBlock);
+    switch (cols) {
+        case 1: matvecThinRows<1><<<g, kMatvecBlock>>>(A, x, y, rows); break;
+        case 2: matvecThinRows<2><<<g, kMatvecBlock>>>(A, x, y, rows); break;
+        case 3: matvecThinRows<3><<<g, kMatvecBlock>>>(A, x, y, rows); break;
+        default: std::fprintf(stderr, "launch_thin_rows: cols %d > %d\n", cols, kMaxThinCols); std::exit(1);
+    }
+    CHECK_LAUNCH();
+    return launch_string(g, kMatvecBlock, " thin rows: 2 rows a thread");
+}
 
 // Chunks of whole 2048-pair block steps (256 threads x 8 loads), sized so that
 // the grid is about 4 full GPUs of blocks.
@@ -825,6 +880,7 @@ inline std::string launch_vec2(Vec2Shape v, const double* A, const double* x, do
     static const F table[6][4] = {SHUFFLE_VEC2_ROW(1),  SHUFFLE_VEC2_ROW(2),  SHUFFLE_VEC2_ROW(4),
                                   SHUFFLE_VEC2_ROW(8), SHUFFLE_VEC2_ROW(16), SHUFFLE_VEC2_ROW(32)};
 #undef SHUFFLE_VEC2_ROW
+    if (v.thin_rows && cols <= kMaxThinCols) return launch_thin_rows(A, x, y, rows, cols);
     if (v.split_rows && scratch) return launch_split_rows(A, x, y, rows, cols, scratch);
     if (v.block_per_row || v.split_rows) return launch_block_row(A, x, y, rows, cols);
     int li = 0, ri = 0;
@@ -846,6 +902,7 @@ inline Vec2Shape tuned_shape(int rows, int cols) {
     // Few long rows: fewer rows than 4 full GPUs of blocks -> split each row.
     if (pairs >= 8 * kMatvecBlock && rows < 4 * resident_blocks) return {32, 1, false, true};
     if (pairs >= 8 * kMatvecBlock) return {32, 1, true};
+    if (cols <= kMaxThinCols) return {1, 1, false, false, true};  // two rows a thread, no shuffles
     int lanes = 1;
     while (lanes < 32 && 2 * lanes < pairs) lanes *= 2;
     if (lanes < 4) {  // very short rows: one pair per lane

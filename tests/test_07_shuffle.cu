@@ -378,6 +378,21 @@ TEST(MatvecVariants, SplitRows) {
     }
 }
 
+TEST(MatvecVariants, ThinRows) {
+    SKIP_WITHOUT_GPU();
+    for (int c = 1; c <= kMaxThinCols; ++c)
+        for (int rows : {1, 2, 3, 255, 256, 513, 100001}) {
+            const Shape s{rows, c};
+            auto launch = [](const double* A, const double* x, double* y, int r, int cc, double*) {
+                launch_thin_rows(A, x, y, r, cc);
+            };
+            const common::Comparison cmp = run_matvec(launch, s, 19ull * rows + c);
+            EXPECT_TRUE(cmp.pass()) << "thin rows on " << rows << "x" << c << ": first bad row " << cmp.first_bad;
+        }
+    EXPECT_TRUE(tuned_shape(16777216, 1).thin_rows);
+    EXPECT_FALSE(tuned_shape(16777216, 4).thin_rows);
+}
+
 // The launcher's choice for few long rows, and its promise: no atomics, the
 // same bits every run.
 TEST(MatvecVariants, SplitRowsArePickedForFewLongRowsAndAreBitReproducible) {
@@ -486,7 +501,7 @@ class MatvecExact : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
 
 // The largest is 8 x 4000000 (32 M elements), the size the bench runs.
 const std::vector<Shape> kExactShapes = {{1, 1}, {3, 5}, {1000, 333}, {257, 8191}, {65537, 3}, {1, 1000001},
-                                         {8, 4000000}};
+                                         {100001, 1}, {8, 4000000}};
 
 TEST_P(MatvecExact, MatchesTheIntegerReferenceExactly) {
     SKIP_WITHOUT_GPU();
