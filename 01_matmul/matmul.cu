@@ -1,0 +1,355 @@
+// matmul.cu - runs every kernel of the chapter on C = A B (fp32, row-major),
+// checks each against a double-precision CPU reference and times it against
+// cuBLAS SGEMM (fp32, no TF32) in the same run.
+//
+//   ./matmul                               4096 x 4096 x 4096
+//   ./matmul --m 1000 --n 333 --k 77       any shape
+//   ./matmul --sweep --csv 01_matmul/results/h200.csv
+//   ./matmul --tune                        every sgemmCpAsync configuration x split-K
+//   ./matmul --pitfalls --m 1000 --n 1000 --k 1000   also the seed's unguarded grid
+//
+// GFLOP/s = 2 M N K / time: one multiply and one add per term of every dot product.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+#include <cublas_v2.h>
+#include "01_matmul/matmul.cuh"
+#include "common/buffer.cuh"
+#include "common/cli.hpp"
+#include "common/data.hpp"
+#include "common/device.cuh"
+#include "common/report.hpp"
+#include "common/timer.cuh"
+#include "common/verify.hpp"
+
+namespace {
+
+#define CUBLAS_CHECK(call)                                                                       \
+    do {                                                                                         \
+        const cublasStatus_t st_ = (call);                                                       \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                      \
+            std::fprintf(stderr, "cuBLAS error at %s:%d: status %d in %s\n", __FILE__, __LINE__, \
+                         int(st_), #call);                                                       \
+            std::exit(1);                                                                        \
+        }                                                                                        \
+    } while (0)
+
+struct Shape { int m, n, k; };
+
+std::string name_of(const Shape& s) {
+    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+// `make bench`: squares from L2-resident to 8192^3, plus the odd and skinny shapes of the issue.
+const std::vector<Shape> kSweep = {{256, 256, 256},    {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048},
+                                   {4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 257},  {8192, 128, 8192},
+                                   {128, 8192, 8192},  {1000, 333, 77},    {2049, 2047, 2051}};
+
+// The seeds' three kernels are skipped in --sweep above this many flops (a
+// single launch of MatMulKernelNaive at 8192^3 takes seconds).
+constexpr double kSeedSweepMaxFlops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+
+// A full CPU reference up to this many multiply-adds (~512^3 .. 645^3);
+// above it, 1024 sampled elements on the CPU plus every element vs cuBLAS.
+constexpr double kFullReferenceMaxMacs = double(1 << 28);
+
+// C = A B through cuBLAS: row-major C is column-major C^T = B^T A^T, so the
+// operands are swapped and no transpose is needed.
+void cublas_sgemm(cublasHandle_t h, const float* A, const float* B, float* C, const Shape& s) {
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, B, s.n, A, s.k, &zero, C, s.n));
+}
+
+// The peer must be plain fp32. The math mode is set to CUBLAS_DEFAULT_MATH
+// (not CUBLAS_TF32_TENSOR_OP_MATH) and NVIDIA_TF32_OVERRIDE=0 is set before
+// the handle exists; then it is checked: A has values with low mantissa bits
+// (1 + j 2^-20, not representable in TF32's 10-bit mantissa) and B = I, so
+// fp32 gives C == A exactly and TF32 would round them.
+bool peer_is_fp32(cublasHandle_t h) {
+    const Shape s{128, 128, 128};
+    std::vector<float> a(128 * 128), b(128 * 128, 0.0f), c;
+    for (int i = 0; i < 128 * 128; ++i) a[i] = 1.0f + std::ldexp(float(i % 1000 + 1), -20);
+    for (int i = 0; i < 128; ++i) b[i * 128 + i] = 1.0f;
+    common::DeviceBuffer<float> dA(a.size()), dB(b.size()), dC(a.size());
+    dA.upload(a);
+    dB.upload(b);
+    dC.poison();
+    cublas_sgemm(h, dA.get(), dB.get(), dC.get(), s);
+    CHECK(cudaDeviceSynchronize());
+    dC.download(c);
+    return c == a;
+}
+
+// Where the reference comes from for one shape, and the check of a result.
+struct Verifier {
+    Shape s;
+    const std::vector<float>& A;
+    const std::vector<float>& B;
+    bool full;                                 // full CPU reference (small shapes)
+    std::vector<double> ref, scale;            // full: all M N; else the samples
+    std::vector<std::pair<int, int>> samples;  // sampled (i, j) when !full
+    std::vector<double> row_norm, col_norm;    // ||A[i,:]||, ||B[:,j]||: bound S_ij by Cauchy-Schwarz
+    std::vector<float> peer;                   // cuBLAS's C (when !full)
+
+    Verifier(const Shape& s_, const std::vector<float>& A_, const std::vector<float>& B_, uint64_t seed)
+        : s(s_), A(A_), B(B_), full(double(s_.m) * s_.n * s_.k <= kFullReferenceMaxMacs) {
+        if (full) {
+            ref.resize(size_t(s.m) * s.n);
+            scale.resize(ref.size());
+            matmul::matmul_cpu(A.data(), B.data(), ref.data(), scale.data(), s.m, s.n, s.k);
+            return;
+        }
+        common::SplitMix64 g(seed ^ 0x5eed);
+        samples = {{0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};  // the corners, then random
+        while (samples.size() < 1028) samples.push_back({int(g.next() % s.m), int(g.next() % s.n)});
+        ref.resize(samples.size());
+        scale.resize(samples.size());
+        for (size_t t = 0; t < samples.size(); ++t)
+            matmul::matmul_cpu_element(A.data(), B.data(), s.n, s.k, samples[t].first, samples[t].second, &ref[t],
+                                       &scale[t]);
+        row_norm.assign(s.m, 0.0);
+        col_norm.assign(s.n, 0.0);
+        for (int i = 0; i < s.m; ++i)
+            for (int k = 0; k < s.k; ++k) row_norm[i] += double(A[size_t(i) * s.k + k]) * A[size_t(i) * s.k + k];
+        for (int k = 0; k < s.k; ++k)
+            for (int j = 0; j < s.n; ++j) col_norm[j] += double(B[size_t(k) * s.n + j]) * B[size_t(k) * s.n + j];
+        for (double& v : row_norm) v = std::sqrt(v);
+        for (double& v : col_norm) v = std::sqrt(v);
+    }
+
+    // mismatches == 0 is a PASS; max_abs_err is against the CPU (all or sampled elements).
+    common::Comparison check(const std::vector<float>& got, bool against_peer, std::string* why) const {
+        common::Comparison c;
+        const double f = matmul::tolerance_factor(s.k);
+        auto note = [&](size_t i, double want, double tol, const char* vs) {
+            if (c.mismatches++ == 0) {
+                c.first_bad = i;
+                char buf[200];
+                std::snprintf(buf, sizeof buf, "C[%zu][%zu] = %.9g, %s %.9g (tolerance %.3g)", i / s.n, i % s.n,
+                              double(got[i]), vs, want, tol);
+                *why = buf;
+            }
+        };
+        auto one = [&](size_t i, double want, double tol, const char* vs, bool count_err) {
+            const double g = got[i], err = std::fabs(g - want);
+            if (count_err && !std::isnan(err)) c.max_abs_err = std::max(c.max_abs_err, err);
+            if (std::isnan(g) || !(err <= tol)) note(i, want, tol, vs);
+            ++c.n;
+        };
+        if (full) {
+            for (size_t i = 0; i < ref.size(); ++i) one(i, ref[i], f * scale[i], "CPU", true);
+            return c;
+        }
+        for (size_t t = 0; t < samples.size(); ++t)
+            one(size_t(samples[t].first) * s.n + samples[t].second, ref[t], f * scale[t], "CPU", true);
+        if (against_peer)  // both sides carry rounding error: twice the tolerance, S_ij <= |a_i| |b_j|
+            for (int i = 0; i < s.m; ++i)
+                for (int j = 0; j < s.n; ++j) {
+                    const size_t idx = size_t(i) * s.n + j;
+                    one(idx, peer[idx], 2 * f * row_norm[i] * col_norm[j], "cuBLAS", false);
+                }
+        return c;
+    }
+};
+
+struct Options {
+    common::CommonOptions common;
+    bool pitfalls = false, tune = false;
+};
+
+bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common::Report& report) {
+    const size_t na = size_t(s.m) * s.k, nb = size_t(s.k) * s.n, nc = size_t(s.m) * s.n;
+    const std::string problem = name_of(s);
+    const double flops = 2.0 * s.m * s.n * double(s.k);
+    std::vector<float> A(na), B(nb), got;
+    common::fill_uniform(A.data(), na, opt.common.seed, -1.0f, 1.0f);
+    common::fill_uniform(B.data(), nb, opt.common.seed + 1, -1.0f, 1.0f);
+    Verifier ver(s, A, B, uint64_t(opt.common.seed));
+    common::DeviceBuffer<float> dA(na), dB(nb), dC(nc);
+    dA.upload(A);
+    dB.upload(B);
+
+    report.section("C = A B, " + problem + " (M x N x K) fp32, " + common::fmt("%.3g", flops / 1e9) +
+                   " GFLOP, " + (ver.full ? "every element vs the CPU" : "every element vs cuBLAS + 1028 vs the CPU") +
+                   ", tolerance 4 sqrt(K) 2^-24 sum|a b|, median of " + std::to_string(opt.common.reps));
+
+    const int warmup = int(opt.common.warmup), reps = int(opt.common.reps);
+    bool ok = true;
+    // The first launch is checked (output poisoned before it) and timed once:
+    // a kernel slower than 100 ms gets fewer repetitions (said in the launch column).
+    auto run_one = [&](const std::string& name, const std::function<std::string()>& launch, bool is_peer,
+                       double peer_ms, bool pitfall) {
+        dC.poison();
+        cudaEvent_t e0, e1;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        CHECK(cudaEventRecord(e0));
+        std::string what = launch();
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        float first_ms = 0;
+        CHECK(cudaEventElapsedTime(&first_ms, e0, e1));
+        CHECK(cudaEventDestroy(e0));
+        CHECK(cudaEventDestroy(e1));
+        dC.download(got);
+        std::string why;
+        const common::Comparison c = ver.check(got, !is_peer, &why);
+        if (is_peer && !ver.full) ver.peer = got;
+        int r = reps, w = warmup;
+        if (first_ms > 100) {
+            r = std::max(1, std::min(reps, int(1500 / first_ms)));
+            w = 0;
+            if (r != reps) what += " [reps " + std::to_string(r) + "]";
+        }
+        const double ms = common::time_median_ms([&] { launch(); }, w, r);
+        if (!c.pass()) std::printf("  %s: %zu of %zu checked elements wrong; first %s\n", name.c_str(), c.mismatches,
+                                   c.n, why.c_str());
+        report.add({problem, flops, name, what, ms, flops / (ms * 1e6), peer_ms > 0 ? 100.0 * peer_ms / ms : 100.0,
+                    c.max_abs_err, c.pass() ? "PASS" : pitfall ? "FAIL (pitfall, expected)" : "FAIL", {}});
+        if (!pitfall) ok &= c.pass();
+        return ms;
+    };
+
+    // The peer first: every other row is a percentage of it.
+    CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    const double peer_ms = run_one(
+        "cublasSgemm", [&] { cublas_sgemm(handle, dA.get(), dB.get(), dC.get(), s); return std::string("fp32, CUBLAS_DEFAULT_MATH"); },
+        true, -1, false);
+
+    double best_ms = 0;
+    std::string best;
+    const bool sweep_skip_seeds = opt.common.sweep && flops > kSeedSweepMaxFlops;
+    for (const matmul::Kernel& k : matmul::kernels()) {
+        if (!opt.common.kernel.empty() && opt.common.kernel != k.name) continue;
+        const std::string name = k.name;
+        if (sweep_skip_seeds && name.rfind("MatMul", 0) == 0) {
+            std::printf("%-28s skipped in --sweep above 4096^3 flops (seconds per launch)\n", k.name);
+            continue;
+        }
+        const double ms =
+            run_one(name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, peer_ms, false);
+        if (best.empty() || ms < best_ms) { best_ms = ms; best = name; }
+    }
+    if (opt.pitfalls)
+        for (const matmul::Kernel& k : matmul::pitfalls())
+            if (opt.common.kernel.empty() || opt.common.kernel == k.name)
+                run_one(k.name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, peer_ms,
+                        true);
+    if (!best.empty())
+        std::printf("best %s / cublasSgemm at %s: %.3f (%.1f vs %.1f TFLOP/s)\n", best.c_str(), problem.c_str(),
+                    peer_ms / best_ms, flops / best_ms / 1e9, flops / peer_ms / 1e9);
+
+    if (opt.tune) {
+        // Every sgemmCpAsync configuration x split-K factor, each checked; * = what the launcher picks.
+        const matmul::Choice pick = matmul::choose(s.m, s.n, s.k);
+        const int splits[] = {1, 2, 3, 4, 6, 8, 16};
+        std::printf("tune sgemmCpAsync at %s: %% of cublasSgemm by configuration x split-K (* = launcher's pick)\n",
+                    problem.c_str());
+        std::printf("%-16s", "config\\splitK");
+        for (int z : splits) std::printf(" %8d", z);
+        std::printf("\n");
+        for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
+            const matmul::Config& cfg = matmul::configs()[ci];
+            std::printf("%-16s", cfg.name);
+            for (int z : splits) {
+                auto launch = [&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z); };
+                dC.poison();
+                launch();
+                CHECK(cudaDeviceSynchronize());
+                dC.download(got);
+                std::string why;
+                const bool pass = ver.check(got, true, &why).pass();
+                if (!pass) std::printf("\n  %s splitK %d: %s\n", cfg.name, z, why.c_str());
+                ok &= pass;
+                const double ms = common::time_median_ms(launch, warmup, reps);
+                const bool picked = int(ci) == pick.config && z == pick.splits;
+                std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
+            }
+            std::printf("\n");
+        }
+    }
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int64_t m = 4096, n = 4096, k = 4096;
+    Options opt;
+    std::vector<std::string> names;
+    std::string summary =
+        "Matrix multiply C (M x N) = A (M x K) B (K x N), fp32, row-major, timed against cublasSgemm\n"
+        "(fp32, CUBLAS_DEFAULT_MATH: no TF32, checked at start). Each kernel's first launch is checked\n"
+        "(output poisoned with NaN) against a double-precision CPU reference: every element up to ~645^3\n"
+        "multiply-adds, else 1028 sampled elements plus every element against cuBLAS; tolerance\n"
+        "4 sqrt(K) 2^-24 sum_k |a_ik b_kj|. GFLOP/s = 2 M N K / median time. Kernels, in teaching order:";
+    for (const matmul::Kernel& kk : matmul::kernels()) {
+        names.push_back(kk.name);
+        const std::string name = kk.name;
+        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + kk.what;
+    }
+    summary += "\nPitfall (only with --pitfalls):";
+    for (const matmul::Kernel& kk : matmul::pitfalls()) {
+        names.push_back(kk.name);
+        const std::string name = kk.name;
+        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + kk.what;
+    }
+    common::Cli cli("matmul", summary);
+    cli.option("m", &m, "rows of A and C", 1, matmul::kMaxDim)
+        .option("n", &n, "columns of B and C", 1, matmul::kMaxDim)
+        .option("k", &k, "columns of A, rows of B", 1, matmul::kMaxDim)
+        .flag("pitfalls", &opt.pitfalls, "also run the seed's unguarded-grid kernel (MatMulKernelSeedGrid)")
+        .flag("tune", &opt.tune, "also time every sgemmCpAsync configuration x split-K factor");
+    common::add_common_options(cli, opt.common, names);
+    cli.parse_or_exit(argc, argv);
+    const std::string bad = matmul::check_shape(m, n, k);
+    if (!bad.empty()) {
+        std::fprintf(stderr, "matmul: %s\n\n%s", bad.c_str(), cli.usage().c_str());
+        return 2;
+    }
+    for (const matmul::Kernel& kk : matmul::pitfalls())
+        if (opt.common.kernel == kk.name && !opt.pitfalls) {
+            std::fprintf(stderr, "matmul: %s is a pitfall kernel: add --pitfalls to run it\n\n%s", kk.name,
+                         cli.usage().c_str());
+            return 2;
+        }
+
+    const std::vector<Shape> shapes = opt.common.sweep ? kSweep : std::vector<Shape>{{int(m), int(n), int(k)}};
+    // Host memory for the reference is the user's problem; device memory is checked here.
+    const common::DeviceInfo dev = common::require_device(int(opt.common.device));
+    common::print_device_header(dev);
+    double need = 0;
+    for (const Shape& s : shapes) {
+        const double mn = double(s.m) * s.n;
+        need = std::max(need, 4.0 * (double(s.m) * s.k + double(s.k) * s.n + mn + 16 * mn) + (256 << 20));
+    }
+    common::require_device_memory("matmul", need);  // A, B, C, split-K partials (<= 16 C), cuBLAS workspace
+
+    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // a second belt: no TF32 anywhere in this process
+    cublasHandle_t handle;
+    CUBLAS_CHECK(cublasCreate(&handle));
+    CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    const bool fp32 = peer_is_fp32(handle);
+    std::printf("peer: cublasSgemm, math mode CUBLAS_DEFAULT_MATH, NVIDIA_TF32_OVERRIDE=0; fp32 probe "
+                "(A with 2^-20 bits times I returned exactly): %s\n",
+                fp32 ? "yes, no TF32" : "NO: TF32 or another reduced precision is in use");
+
+    common::Report report("GFLOP/s", "cublas");
+    bool ok = fp32;
+    for (const Shape& s : shapes) ok &= run_shape(s, opt, handle, report);
+    CUBLAS_CHECK(cublasDestroy(handle));
+    if (!opt.common.csv.empty()) {
+        common::Metadata meta = common::run_metadata(dev, cli.command_line());
+        meta.push_back({"default_problem", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)});
+        meta.push_back({"flop_model", "2 * M * N * K (one multiply and one add per term)"});
+        meta.push_back({"peer", "cublasSgemm fp32 CUBLAS_DEFAULT_MATH (no TF32), same run "
+                                "(pct_of_cublas = cuBLAS time / kernel time)"});
+        report.write_csv(opt.common.csv, meta);
+    }
+    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""ncu_roofline.py OUT.csv < ncu --csv output (01_matmul/profile.sh's metrics)
+
+One row per kernel (its first launch, in launch order): time, achieved GFLOP/s
+(2 x FFMA instructions executed per thread / time), DRAM MB read + written, FLOP
+per DRAM byte, global load sectors (LDG and LDGSTS = cp.async, in millions),
+shared-memory load / store wavefronts (millions) and bank conflicts (millions).
+Prints the table and writes OUT.csv (what plot.py draws the roofline from).
+"""
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from ncu_table import short_name  # noqa: E402
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    launches = {}
+    lines = [l for l in sys.stdin if l.startswith('"')]
+    for row in csv.DictReader(lines):
+        d = launches.setdefault(row["ID"], {"kernel": short_name(row["Kernel Name"])})
+        try:
+            v = float(row["Metric Value"].replace(",", ""))
+        except ValueError:
+            continue
+        unit = row.get("Metric Unit", "")
+        name = row["Metric Name"]
+        scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1, "usecond": 1e3,
+                 "msecond": 1e6, "second": 1e9}.get(unit, 1)
+        d[name] = v * scale
+    header = ["kernel", "time_us", "GFLOP_per_s", "dram_MB", "flop_per_dram_byte", "gld_sectors_M",
+              "gldgsts_sectors_M", "smem_ld_wavefronts_M", "smem_st_wavefronts_M", "ld_bank_conflicts_M",
+              "st_bank_conflicts_M"]
+    table, seen = [], set()
+    for lid in sorted(launches, key=int):
+        d = launches[lid]
+        if d["kernel"] in seen:
+            continue
+        seen.add(d["kernel"])
+        try:
+            t = d["gpu__time_duration.sum"]
+            flop = 2 * d["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+            dram = d["dram__bytes_read.sum"] + d["dram__bytes_write.sum"]
+        except KeyError:
+            continue
+        g = lambda k: "%.2f" % (d.get(k, 0) / 1e6)
+        table.append([d["kernel"], "%.1f" % (t / 1e3), "%.0f" % (flop / t), "%.1f" % (dram / 1e6),
+                      "%.1f" % (flop / dram if dram else 0),
+                      g("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+                      g("l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
+                      g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
+                      g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
+                      g("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+                      g("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")])
+    width = [max(len(str(r[i])) for r in table + [header]) for i in range(len(header))]
+    for r in [header] + table:
+        print("  ".join(str(c).ljust(width[i]) if i == 0 else str(c).rjust(width[i]) for i, c in enumerate(r)))
+    with open(argv[1], "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(table)
+    print("wrote", argv[1])
+
+
+if __name__ == "__main__":
+    main(sys.argv)

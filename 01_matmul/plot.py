@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""plot.py results/h200.csv - 01_matmul's plots, beside the CSV:
+
+  h200.png           GFLOP/s of every kernel at every sweep shape (common/plot.py)
+  h200_roofline.png  a roofline from results/h200_ncu.csv (make profile): each kernel
+                     at its FLOP per DRAM byte and achieved FLOP/s, under the fp32 FMA
+                     peak and the HBM bandwidth of the datasheet
+"""
+import csv
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "common"))
+import plot as common_plot  # noqa: E402
+import results  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PEAK_GFLOPS = 66900.0  # H200 SXM fp32 FMA: 132 SMs x 128 lanes x 2 x 1.98 GHz
+DRAM_GBS = 4800.0      # HBM3e, datasheet
+
+
+def roofline(csv_path):
+    ncu = os.path.splitext(csv_path)[0] + "_ncu.csv"
+    if not os.path.exists(ncu):
+        print("no", ncu, "(make profile): no roofline")
+        return
+    with open(ncu, newline="") as f:
+        rows = [r for r in csv.DictReader(l for l in f if not l.startswith("#"))]
+    rows = [r for r in rows if float(r["flop_per_dram_byte"]) > 0 and float(r["GFLOP_per_s"]) > 0]
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    xs = [10 ** (i / 20) for i in range(-20, 100)]
+    ax.plot(xs, [min(PEAK_GFLOPS, DRAM_GBS * x) for x in xs], color="black", linewidth=1)
+    ax.text(xs[-1], PEAK_GFLOPS * 1.05, "fp32 FMA peak %.0f TFLOP/s" % (PEAK_GFLOPS / 1e3), ha="right", fontsize=8)
+    ax.text(1.2, DRAM_GBS * 1.2 * 1.3, "HBM %.1f TB/s" % (DRAM_GBS / 1e3), fontsize=8, rotation=33)
+    colors = plt.get_cmap("tab20").colors
+    for i, r in enumerate(rows):
+        ax.scatter(float(r["flop_per_dram_byte"]), float(r["GFLOP_per_s"]), color=colors[i % 20],
+                   marker="osD^v<>"[i % 7], s=50, label="%s (%.0f)" % (r["kernel"], float(r["GFLOP_per_s"])))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOP per DRAM byte (ncu dram__bytes read + write)")
+    ax.set_ylabel("GFLOP/s (2 x FFMA executed / time)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title("01_matmul roofline (%s)" % os.path.basename(ncu))
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    out = os.path.splitext(csv_path)[0] + "_roofline.png"
+    fig.savefig(out, dpi=110)
+    print("wrote", out)
+
+
+if __name__ == "__main__":
+    path = results.csv_argument()
+    common_plot.plot(path)
+    roofline(path)

@@ -1,0 +1,327 @@
+// Every 01_matmul kernel against the CPU reference, at shapes chosen to break
+// edge handling: 1 x 1 x 1, a single row or column, K = 1, primes, one more
+// and one less than the tiles, K not a multiple of 4, and two large shapes.
+//
+// Two kinds of data:
+//  - integers in [-15, 15]: every product and partial sum (at most K * 225 <
+//    2^24) is exactly representable in fp32, so every kernel must match the
+//    double reference EXACTLY, whatever its summation order. One lost,
+//    doubled or wrong term fails.
+//  - uniform floats in [-1, 1): compared with the chapter's tolerance
+//    (4 sqrt(K) 2^-24 sum|a b|), which must still catch one dropped term.
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+#include <gtest/gtest.h>
+#include "01_matmul/matmul.cuh"
+#include "common/buffer.cuh"
+#include "common/data.hpp"
+#include "tests/gpu_test.hpp"
+
+namespace {
+
+struct Shape { int m, n, k; };
+
+std::string name_of(const Shape& s) {
+    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+const std::vector<Shape> kShapes = {
+    {1, 1, 1},       {1, 77, 1},      {1, 1, 300},      {77, 1, 5},        {17, 19, 23},
+    {64, 64, 64},    {127, 129, 65},  {128, 128, 128},  {129, 127, 9},     {33, 64, 1},
+    {1000, 333, 77}, {513, 1025, 257}, {260, 132, 36},  {1024, 1024, 1024}, {2047, 1025, 1031}};
+
+struct Data {
+    std::vector<float> A, B;
+    std::vector<double> ref, scale;
+};
+
+Data make_data(const Shape& s, uint64_t seed, bool integers) {
+    Data d;
+    d.A.resize(size_t(s.m) * s.k);
+    d.B.resize(size_t(s.k) * s.n);
+    if (integers) {
+        std::vector<int> a(d.A.size()), b(d.B.size());
+        common::fill_uniform(a.data(), a.size(), seed, -15, 15);
+        common::fill_uniform(b.data(), b.size(), seed + 1, -15, 15);
+        for (size_t i = 0; i < a.size(); ++i) d.A[i] = float(a[i]);
+        for (size_t i = 0; i < b.size(); ++i) d.B[i] = float(b[i]);
+    } else {
+        common::fill_uniform(d.A.data(), d.A.size(), seed, -1.0f, 1.0f);
+        common::fill_uniform(d.B.data(), d.B.size(), seed + 1, -1.0f, 1.0f);
+    }
+    d.ref.resize(size_t(s.m) * s.n);
+    d.scale.resize(d.ref.size());
+    matmul::matmul_cpu(d.A.data(), d.B.data(), d.ref.data(), d.scale.data(), s.m, s.n, s.k);
+    return d;
+}
+
+// The integer data of a shape, made once (the large references take seconds on the CPU).
+const Data& integer_data(const Shape& s) {
+    static std::map<std::tuple<int, int, int>, Data> cache;
+    const auto key = std::make_tuple(s.m, s.n, s.k);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, make_data(s, 1000003ull * s.m + 1009ull * s.n + s.k, true)).first;
+    return it->second;
+}
+
+// Runs `launch` on poisoned C and returns C.
+template <class Launch>
+std::vector<float> run(const Data& d, const Shape& s, Launch&& launch) {
+    common::DeviceBuffer<float> dA(d.A.size()), dB(d.B.size()), dC(size_t(s.m) * s.n);
+    dA.upload(d.A);
+    dB.upload(d.B);
+    dC.poison();  // NaN: an element nobody writes fails
+    launch(dA.get(), dB.get(), dC.get());
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> got;
+    dC.download(got);
+    return got;
+}
+
+// Elements outside the tolerance (exact: tolerance_factor 0). NaN never passes.
+struct Result { size_t bad = 0, first = 0; float got = 0; double want = 0; };
+Result compare(const std::vector<float>& got, const Data& d, double factor) {
+    Result r;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - d.ref[i]);
+        if (std::isnan(got[i]) || !(err <= factor * d.scale[i])) {
+            if (r.bad++ == 0) { r.first = i; r.got = got[i]; r.want = d.ref[i]; }
+        }
+    }
+    return r;
+}
+
+std::string describe(const Result& r, const Shape& s) {
+    return std::to_string(r.bad) + " wrong, first C[" + std::to_string(r.first / s.n) + "][" +
+           std::to_string(r.first % s.n) + "] = " + std::to_string(r.got) + ", expected " + std::to_string(r.want);
+}
+
+// ---- Every kernel x every shape, exact on integer data --------------------
+class MatmulKernel : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+
+TEST_P(MatmulKernel, ExactOnIntegers) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& k = matmul::kernels()[std::get<0>(GetParam())];
+    const Shape s = std::get<1>(GetParam());
+    const Data& d = integer_data(s);
+    std::string what;
+    const std::vector<float> got =
+        run(d, s, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, s.m, s.n, s.k); });
+    const Result r = compare(got, d, 0.0);
+    EXPECT_EQ(r.bad, 0u) << k.name << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllKernelsAllShapes, MatmulKernel,
+    ::testing::Combine(::testing::Range(0, int(matmul::kernels().size())), ::testing::ValuesIn(kShapes)),
+    [](const ::testing::TestParamInfo<MatmulKernel::ParamType>& p) {
+        const Shape s = std::get<1>(p.param);
+        return std::string(matmul::kernels()[std::get<0>(p.param)].name) + "_" + name_of(s);
+    });
+
+// ---- Every kernel on random floats, within the stated tolerance ------------
+class MatmulKernelFloat : public ::testing::TestWithParam<int> {};
+
+TEST_P(MatmulKernelFloat, WithinToleranceOnRandomFloats) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& k = matmul::kernels()[GetParam()];
+    for (Shape s : {Shape{127, 129, 65}, Shape{513, 1025, 257}, Shape{64, 256, 1024}}) {
+        const Data d = make_data(s, 77 + GetParam(), false);
+        const std::vector<float> got =
+            run(d, s, [&](const float* A, const float* B, float* C) { k.launch(A, B, C, s.m, s.n, s.k); });
+        const Result r = compare(got, d, matmul::tolerance_factor(s.k));
+        EXPECT_EQ(r.bad, 0u) << k.name << " on " << name_of(s) << ": " << describe(r, s);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, MatmulKernelFloat, ::testing::Range(0, int(matmul::kernels().size())),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             return std::string(matmul::kernels()[p.param].name);
+                         });
+
+// ---- Every sgemmCpAsync configuration x split-K, not only the launcher's pick
+class CpAsyncConfig : public ::testing::TestWithParam<int> {};
+
+TEST_P(CpAsyncConfig, ExactOnIntegersAtEverySplit) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Config& cfg = matmul::configs()[GetParam()];
+    for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
+                    Shape{257, 131, 1000}, Shape{64, 64, 64}, Shape{300, 516, 33}})
+        for (int splits : {1, 2, 3, 5, 16}) {
+            const Data& d = integer_data(s);
+            std::string what;
+            const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                what = cfg.launch(A, B, C, s.m, s.n, s.k, splits);
+            });
+            const Result r = compare(got, d, 0.0);
+            EXPECT_EQ(r.bad, 0u) << cfg.name << " splitK " << splits << " (" << what << ") on " << name_of(s) << ": "
+                                 << describe(r, s);
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllConfigs, CpAsyncConfig, ::testing::Range(0, int(matmul::configs().size())),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             std::string n = matmul::configs()[p.param].name;
+                             for (char& c : n) if (c == ' ') c = '_';
+                             return n;
+                         });
+
+// ---- Deliberately wrong kernels must be caught -----------------------------
+// dropLastK: the classic off-by-one, `k < K - 1`. missOneTerm: a single
+// element of C loses a single term of its sum, the smallest error a tiling
+// bug can make.
+__global__ void dropLastK(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= M || col >= N) return;
+    float t = 0;
+    for (int k = 0; k < K - 1; ++k) t += A[size_t(row) * K + k] * B[size_t(k) * N + col];
+    C[size_t(row) * N + col] = t;
+}
+__global__ void missOneTerm(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= M || col >= N) return;
+    float t = 0;
+    for (int k = 0; k < K; ++k)
+        if (!(row == M / 2 && col == N / 3 && k == K / 2)) t += A[size_t(row) * K + k] * B[size_t(k) * N + col];
+    C[size_t(row) * N + col] = t;
+}
+template <void (*Kern)(const float*, const float*, float*, int, int, int)>
+void launch_broken(const float* A, const float* B, float* C, const Shape& s) {
+    const dim3 block(16, 16), grid(matmul::ceil_div(s.n, 16), matmul::ceil_div(s.m, 16));
+    Kern<<<grid, block>>>(A, B, C, s.m, s.n, s.k);
+    CHECK_LAUNCH();
+}
+
+TEST(MatmulBroken, DroppedLastTermIsCaughtByBothChecks) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : {Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{513, 1025, 257}}) {
+        for (bool integers : {true, false}) {
+            const Data d = integers ? integer_data(s) : make_data(s, 5, false);
+            const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                launch_broken<dropLastK>(A, B, C, s);
+            });
+            const Result r = compare(got, d, integers ? 0.0 : matmul::tolerance_factor(s.k));
+            // Nearly every element: only those whose last product is tiny can slip through.
+            EXPECT_GT(r.bad, got.size() / 2) << name_of(s) << (integers ? " integers" : " floats");
+        }
+    }
+}
+
+TEST(MatmulBroken, OneMissingTermInOneElementIsCaught) {
+    SKIP_WITHOUT_GPU();
+    int checked = 0;
+    for (Shape s : {Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{513, 1025, 257}, Shape{64, 256, 1024}}) {
+        for (bool integers : {true, false}) {
+            const Data d = integers ? integer_data(s) : make_data(s, 5, false);
+            const size_t bad = size_t(s.m / 2) * s.n + s.n / 3;
+            const double tol = integers ? 0.0 : matmul::tolerance_factor(s.k);
+            const double term = double(d.A[size_t(s.m / 2) * s.k + s.k / 2]) * d.B[size_t(s.k / 2) * s.n + s.n / 3];
+            if (std::fabs(term) <= tol * d.scale[bad]) continue;  // a term within the tolerance is admissible
+            const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                launch_broken<missOneTerm>(A, B, C, s);
+            });
+            const Result r = compare(got, d, tol);
+            EXPECT_EQ(r.bad, 1u) << name_of(s) << (integers ? " integers" : " floats") << ", term " << term;
+            EXPECT_EQ(r.first, bad) << name_of(s);
+            ++checked;
+        }
+    }
+    EXPECT_GE(checked, 6) << "too few cases had a term above the tolerance";
+}
+
+// ---- The seed's pitfall: the unguarded grid of seed 000 --------------------
+TEST(MatmulPitfall, SeedGridIsRightOnMultiplesOf16Only) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& seed = matmul::pitfalls()[0];
+    for (Shape s : {Shape{64, 64, 64}, Shape{128, 32, 48}}) {
+        const Data& d = integer_data(s);
+        const std::vector<float> got =
+            run(d, s, [&](const float* A, const float* B, float* C) { seed.launch(A, B, C, s.m, s.n, s.k); });
+        EXPECT_EQ(compare(got, d, 0.0).bad, 0u) << "on multiples of 16 the seed's kernel is right: " << name_of(s);
+    }
+    // Not multiples: the last row / column is never written (NaN stays), or
+    // the last K % 16 terms are dropped; the guarded MatMulKernelTiled is right.
+    for (Shape s : {Shape{65, 64, 64}, Shape{64, 65, 64}, Shape{64, 64, 65}, Shape{1000, 333, 77}, Shape{15, 15, 15}}) {
+        const Data& d = integer_data(s);
+        const std::vector<float> bad =
+            run(d, s, [&](const float* A, const float* B, float* C) { seed.launch(A, B, C, s.m, s.n, s.k); });
+        EXPECT_GT(compare(bad, d, 0.0).bad, 0u) << "the seed's grid went unnoticed at " << name_of(s);
+        const std::vector<float> good = run(d, s, [&](const float* A, const float* B, float* C) {
+            matmul::launch_tiled(A, B, C, s.m, s.n, s.k);
+        });
+        EXPECT_EQ(compare(good, d, 0.0).bad, 0u) << "MatMulKernelTiled at " << name_of(s);
+    }
+}
+
+// ---- CPU-only: the reference, the tolerance, the size checks ----------------
+TEST(MatmulCpu, ReferenceOnASmallProduct) {
+    const float A[2 * 3] = {1, 2, 3, 4, 5, 6};     // 2 x 3
+    const float B[3 * 2] = {7, 8, 9, 10, 11, -12};  // 3 x 2
+    double C[4], S[4];
+    matmul::matmul_cpu(A, B, C, S, 2, 2, 3);
+    const double want[4] = {58, -8, 139, 10}, want_s[4] = {58, 64, 139, 154};
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(C[i], want[i]) << i;
+        EXPECT_EQ(S[i], want_s[i]) << i;
+    }
+    double c, s;
+    matmul::matmul_cpu_element(A, B, 2, 3, 1, 1, &c, &s);
+    EXPECT_EQ(c, 10);
+    EXPECT_EQ(s, 154);
+}
+
+TEST(MatmulCpu, IntegerDataIsExactInFloatInAnyOrder) {
+    // The premise of the exact tests: K products of integers in [-15, 15]
+    // summed in fp32, forwards or backwards, equal the double sum.
+    const int K = 4099;
+    std::vector<int> a(K), b(K);
+    common::fill_uniform(a.data(), K, 1, -15, 15);
+    common::fill_uniform(b.data(), K, 2, -15, 15);
+    float fwd = 0, bwd = 0;
+    double exact = 0;
+    for (int k = 0; k < K; ++k) { fwd += float(a[k]) * float(b[k]); exact += double(a[k]) * b[k]; }
+    for (int k = K - 1; k >= 0; --k) bwd += float(a[k]) * float(b[k]);
+    EXPECT_EQ(double(fwd), exact);
+    EXPECT_EQ(double(bwd), exact);
+    EXPECT_LT(double(K) * 225, 16777216.0);
+}
+
+TEST(MatmulCpu, ToleranceAdmitsRoundingButNotADroppedTerm) {
+    // Random floats summed in fp32 sequentially (the order with the largest
+    // partial sums) pass; dropping any single term must fail for most terms
+    // (all but those smaller than the tolerance) up to K = 4096.
+    for (int K : {1, 65, 1024, 4096, 65536}) {
+        std::vector<float> a(K), b(K);
+        common::fill_uniform(a.data(), K, 3, -1.0f, 1.0f);
+        common::fill_uniform(b.data(), K, 4, -1.0f, 1.0f);
+        float f = 0;
+        double exact = 0, s = 0;
+        for (int k = 0; k < K; ++k) {
+            f += a[k] * b[k];
+            exact += double(a[k]) * b[k];
+            s += std::fabs(double(a[k]) * b[k]);
+        }
+        const double tol = matmul::tolerance_factor(K) * s;
+        EXPECT_LE(std::fabs(f - exact), tol) << "K " << K;
+        int caught = 0;
+        for (int k = 0; k < K; ++k) caught += std::fabs(double(a[k]) * b[k]) > tol;
+        if (K <= 4096) EXPECT_GE(caught, 0.85 * K) << "K " << K << ": tolerance " << tol;
+    }
+}
+
+TEST(MatmulCpu, ShapeLimits) {
+    EXPECT_EQ(matmul::check_shape(1, 1, 1), "");
+    EXPECT_EQ(matmul::check_shape(4096, 4096, 4096), "");
+    EXPECT_EQ(matmul::check_shape(8192, 128, 8192), "");
+    EXPECT_NE(matmul::check_shape(0, 5, 5), "");
+    EXPECT_NE(matmul::check_shape(5, -1, 5), "");
+    EXPECT_NE(matmul::check_shape(5, 5, 0), "");
+    EXPECT_NE(matmul::check_shape(matmul::kMaxDim + 1, 1, 1), "");
+    EXPECT_NE(matmul::check_shape(65536, 65537, 1), "");   // C > 2^31 elements
+    EXPECT_NE(matmul::check_shape(1, 70000, 70000), "");   // B > 2^31 elements
+    EXPECT_EQ(matmul::check_shape(46340, 46340, 8), "");   // just under 2^31 each
+}
+
+}  // namespace
