@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """plot.py CSV - y = A x GB/s for every kernel against the matrix shape (1 GiB shapes from wide to
 skinny, then the small one), with cub::DeviceReduce::Sum over the same bytes dashed. Saved beside
-the CSV as .png."""
+the CSV as .png. GB/s: A and x read once, y written once (CUB: A read once)."""
 import os
 import sys
 
@@ -27,7 +27,7 @@ def plot(path):
     ax.set_xticks(range(len(problems)))
     ax.set_xticklabels(problems, rotation=30, ha="right", fontsize=8)
     ax.set_xlabel("A: rows x cols (double)")
-    ax.set_ylabel("GB/s (A read once)")
+    ax.set_ylabel("GB/s (A, x read once, y written once; CUB: A)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.set_title("07_shuffle: y = A x on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
