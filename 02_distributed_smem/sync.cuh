@@ -378,11 +378,12 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
     cudaEvent_t s0, s1, f0, f1;
     for (cudaEvent_t* e : {&s0, &s1, &f0, &f1}) CHECK(cudaEventCreate(e));
 
-    auto fence_alone = [&](bool remote) {
+    auto fence_alone = [&](bool remote, bool fence) {
         std::vector<double> v;
         for (int i = 0; i <= reps; ++i) {
             CHECK(cudaEventRecord(f0, s_fence));
-            launch_in_domain(fenceHeavy, f_blocks, f_threads, s_fence, remote, fbuf.get(), f_iters);
+            launch_in_domain(fence ? fenceHeavy<true> : fenceHeavy<false>, f_blocks, f_threads, s_fence, remote,
+                             fbuf.get(), f_iters);
             CHECK(cudaEventRecord(f1, s_fence));
             CHECK(cudaEventSynchronize(f1));
             float ms = 0;
@@ -391,8 +392,9 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
         }
         return common::median(v);
     };
-    const double alone_ms = fence_alone(false);
-    const double alone_remote_ms = fence_alone(true);
+    const double alone_ms = fence_alone(false, true);
+    const double alone_remote_ms = fence_alone(true, true);
+    const double control_alone_ms = fence_alone(false, false);
 
     // Flood length: long enough to cover the fence kernel many times over.
     launch_in_domain(storeStream, dev.sms, 1024, s_store, false, sbuf.get(), n4, 1);
@@ -409,12 +411,14 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
                  " x (store + __threadfence)",
              "-"});
     rep.add({"sync domains", "fenceHeavy alone", "fence: remote", alone_remote_ms, "ms", "", "-"});
+    rep.add({"sync domains", "control (stores, no fence) alone", "default", control_alone_ms, "ms", "", "-"});
 
-    struct Variant { const char* name; bool fence_remote, store_remote; };
+    struct Variant { const char* name; bool fence_remote, store_remote, fence = true; };
     const Variant variants[] = {{"fenceHeavy + storeStream", false, false},
                                 {"fenceHeavy + storeStream", false, true},
                                 {"fenceHeavy + storeStream", true, false},
-                                {"fenceHeavy + storeStream", true, true}};
+                                {"fenceHeavy + storeStream", true, true},
+                                {"control (no fence) + storeStream", false, false, false}};
     for (const Variant& v : variants) {
         std::vector<double> fence_ms, store_ms, cover;
         for (int i = 0; i <= reps; ++i) {
@@ -423,7 +427,8 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
             launch_in_domain(storeStream, dev.sms, 1024, s_store, v.store_remote, sbuf.get(), n4, passes);
             CHECK(cudaEventRecord(s1, s_store));
             CHECK(cudaEventRecord(f0, s_fence));
-            launch_in_domain(fenceHeavy, f_blocks, f_threads, s_fence, v.fence_remote, fbuf.get(), f_iters);
+            launch_in_domain(v.fence ? fenceHeavy<true> : fenceHeavy<false>, f_blocks, f_threads, s_fence,
+                             v.fence_remote, fbuf.get(), f_iters);
             CHECK(cudaEventRecord(f1, s_fence));
             CHECK(cudaDeviceSynchronize());
             float fs = 0, fe = 0, se = 0;
@@ -442,7 +447,7 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
         rep.add({"sync domains", v.name, config, common::median(fence_ms), "ms",
                  common::fmt("flood %.1f ms (", common::median(store_ms)) + common::human_bytes(double(bytes) * passes) +
                      common::fmt("), %.0f%% of the fence kernel overlapped; ", 100 * c) +
-                     common::fmt("%.2fx its time alone", common::median(fence_ms) / alone_ms),
+                     common::fmt("%.2fx its time alone", common::median(fence_ms) / (v.fence ? alone_ms : control_alone_ms)),
                  c > 0.9 ? "-" : "FAIL"});
     }
     for (cudaEvent_t e : {s0, s1, f0, f1}) CHECK(cudaEventDestroy(e));
@@ -652,21 +657,42 @@ inline int count_wrong_block_sums(ReduceKernel k, const std::vector<int>& in) {
     return wrong;
 }
 
+// Number of wrong outputs of a pair swap (out[i] = in[i ^ 1], 0 past the end).
+inline int count_wrong_swaps(ReduceKernel k, const std::vector<int>& in) {
+    const int n = int(in.size());
+    common::DeviceBuffer<int> d_in(in.size()), d_out(in.size());
+    d_in.upload(in);
+    d_out.poison();
+    k<<<(n + kReduceBlock - 1) / kReduceBlock, kReduceBlock>>>(d_in.get(), n, d_out.get());
+    CHECK_LAUNCH();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<int> got;
+    d_out.download(got);
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += got[i] != ((i ^ 1) < n ? in[i ^ 1] : 0);
+    return wrong;
+}
+
 inline bool run_barrier_pitfalls(SyncReport& rep, uint64_t seed) {
-    rep.section("barrier pitfalls (--pitfalls): block sums of 1000 ints (4 blocks of 256, the last one partial)");
+    rep.section("barrier pitfalls (--pitfalls): 1000 ints, 4 blocks of 256 (the last one partial); "
+                "synccheck: see the README");
     std::vector<int> in(1000);
     common::fill_uniform(in.data(), in.size(), seed, -1000, 1000);
-    struct K { const char* name; ReduceKernel k; bool correct; };
-    const K ks[] = {{"reduceBlockSmem", reduceBlockSmem, true},
-                    {"reduceDivergentBarrier (PITFALL)", reduceDivergentBarrier, false},
-                    {"reduceEarlyReturn (PITFALL)", reduceEarlyReturn, false}};
+    struct K { const char* name; ReduceKernel k; bool correct, swap; const char* note; };
+    const K ks[] = {
+        {"reduceBlockSmem", reduceBlockSmem, true, false, "block sums; every thread reaches every barrier"},
+        {"reduceDivergentBarrier (PITFALL)", reduceDivergentBarrier, false, false,
+         "seed 004: barrier inside if (tid < stride); undefined behaviour"},
+        {"reduceEarlyReturn (PITFALL)", reduceEarlyReturn, false, false,
+         "if (i >= n) return; before the barriers: the tree adds words nobody wrote"},
+        {"syncPairSwap", syncPairSwap, true, true, "out[i] = in[i^1]; one barrier for all"},
+        {"syncIfElse (PITFALL)", syncIfElse, false, true, "seed 000: __syncthreads() in both branches of a divergent if"},
+    };
     bool ok = true;
     for (const K& k : ks) {
-        const int wrong = count_wrong_block_sums(k.k, in);
-        rep.add({"pitfall", k.name, "4 x 256 threads", double(wrong), "wrong sums",
-                 k.correct ? "every thread reaches every barrier"
-                           : "undefined behaviour; compute-sanitizer --tool synccheck is what catches it",
-                 k.correct ? (wrong == 0 ? "PASS" : "FAIL") : "-"});
+        const int wrong = k.swap ? count_wrong_swaps(k.k, in) : count_wrong_block_sums(k.k, in);
+        rep.add({"pitfall", k.name, "4 x 256 threads", double(wrong), k.swap ? "wrong of 1000" : "wrong of 4 sums",
+                 k.note, k.correct ? (wrong == 0 ? "PASS" : "FAIL") : "-"});
         if (k.correct) ok &= wrong == 0;
     }
     return ok;

@@ -215,12 +215,16 @@ __global__ void fenceCost(int* buf, int iters, long long* cycles, long long* ns)
 // from another stream. A __threadfence() in one domain only has to wait for the stores of its
 // own domain; moving the flood to the remote domain (cudaLaunchAttributeMemSyncDomain) lets the
 // fences ignore it.
+// fenceHeavy<false> is the control: the same stores without the fences (how much of the slowdown
+// under the flood is the fence, how much the stores' own way through a busy memory system).
+template <bool Fence>
 __global__ void fenceHeavy(int* buf, int iters) {
     const size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
 #pragma unroll 1
     for (int i = 0; i < iters; ++i) {
         buf[tid] = i;
-        __threadfence();
+        if constexpr (Fence) __threadfence();
+        else asm volatile("" ::: "memory");
     }
 }
 
@@ -393,9 +397,11 @@ __global__ void reduceBlockSmem(const int* in, int n, int* out) {
 }
 
 // PITFALL (seed 004): the barrier inside `if (tid < stride)`. Threads that fail the test skip it;
-// the threads inside wait for a barrier the others never reach. Undefined behaviour: on Volta and
-// later the hardware usually lets it through once the others have exited, so the result may even
-// be right; compute-sanitizer --tool synccheck reports the divergent barrier.
+// the threads inside wait for a barrier the others never reach. Undefined behaviour. What nvcc 13
+// makes of it for sm_90 (SASS): the branch becomes a predicate, `@!P1 BAR.SYNC.DEFER_BLOCKING 0x0`,
+// so whole warps skip the barrier, which then completes when they exit: the sums come out right
+// and compute-sanitizer synccheck (which looks at diverged warps) stays silent. Wrong code that
+// happens to work; the next compiler or GPU may hang on it.
 __global__ void reduceDivergentBarrier(const int* in, int n, int* out) {
     __shared__ int s[kReduceBlock];
     const int tid = threadIdx.x;
@@ -409,6 +415,54 @@ __global__ void reduceDivergentBarrier(const int* in, int n, int* out) {
         }
     }
     if (tid == 0) out[blockIdx.x] = s[0];
+}
+
+// PITFALL (seed 000's form): `if (tid % 2 == 0) { ...; __syncthreads(); } else { ...; __syncthreads(); }`.
+// Two different barrier instructions, each reached by half of every warp: a diverged warp at a
+// barrier, which synccheck reports. Here each thread swaps its value with its pair neighbour's
+// (out[i] = in[i ^ 1]); the two halves write different arrays so that the compiler cannot merge
+// the branches back into one barrier. syncPairSwap is the correct form: one barrier for all.
+__global__ void syncPairSwap(const int* in, int n, int* out) {
+    __shared__ int s[kReduceBlock];
+    const int tid = threadIdx.x;
+    const size_t i = size_t(blockIdx.x) * blockDim.x + tid;
+    s[tid] = i < size_t(n) ? in[i] : 0;
+    __syncthreads();
+    if (i < size_t(n)) out[i] = s[tid ^ 1];
+}
+__global__ void syncIfElse(const int* in, int n, int* out) {
+    __shared__ int even[kReduceBlock / 2], odd[kReduceBlock / 2];
+    const int tid = threadIdx.x;
+    const size_t i = size_t(blockIdx.x) * blockDim.x + tid;
+    const int v = i < size_t(n) ? in[i] : 0;
+    int r;
+    if (tid % 2 == 0) {
+        even[tid / 2] = v;
+        __syncthreads();  // BUG: the odd threads wait at the other barrier below
+        r = odd[tid / 2];
+    } else {
+        odd[tid / 2] = v;
+        __syncthreads();
+        r = even[tid / 2];
+    }
+    if (i < size_t(n)) out[i] = r;
+}
+
+// PITFALL: a barrier in a loop whose trip count differs between the threads of a warp (here 0-3
+// rounds, taken from the data): after the shortest thread leaves the loop, the rest of its warp
+// reaches __syncthreads() diverged. out[block] = how many rounds thread 0 saw complete.
+__global__ void syncInDivergentLoop(const int* in, int n, int* out) {
+    __shared__ int rounds_done;
+    const int tid = threadIdx.x;
+    const size_t i = size_t(blockIdx.x) * blockDim.x + tid;
+    const int rounds = i < size_t(n) ? (in[i] & 3) : 0;
+    if (tid == 0) rounds_done = 0;
+    __syncthreads();
+    for (int r = 0; r < rounds; ++r) {
+        if (tid == 0) ++rounds_done;
+        __syncthreads();  // BUG: threads with fewer rounds have left the loop
+    }
+    if (tid == 0) out[blockIdx.x] = rounds_done;
 }
 
 // PITFALL (the seeds' `if (idx >= n) return;` before __syncthreads()): in the last block the
