@@ -158,6 +158,7 @@ inline constexpr auto clusterHistNoFinalSync = clusterHist<false>;
 //            C reads of a sample are one DRAM read and C - 1 L2 hits.
 enum Mode { kLocal = 0, kDsmem = 1, kSliced = 2 };
 constexpr int kUnroll = 4;
+constexpr int kFastThreads = 1024;  // used when a block's counters leave room for only one block per SM
 
 template <int kMode, bool kAggregate>
 __device__ __forceinline__ void count_sample(unsigned* smem, int v, bool valid, int nbins, int log2c, unsigned rank) {
@@ -189,7 +190,7 @@ __device__ __forceinline__ void count_sample(unsigned* smem, int v, bool valid, 
 }
 
 template <int kMode, bool kAggregate>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kFastThreads)
 clusterHistFastT(const int* __restrict__ in, size_t n, unsigned* __restrict__ bins, int nbins, int log2c) {
     // Below sm_90 only kLocal is ever launched; the cluster calls compile out there.
     {
@@ -256,7 +257,7 @@ clusterHistFastT(const int* __restrict__ in, size_t n, unsigned* __restrict__ bi
 // Host side: which kernels, how each is launched, the CPU reference.
 // ---------------------------------------------------------------------------
 
-enum class Algo { Global, SmemStatic, Smem, Cluster, ClusterNoFinalSync, Vec4, Vec4Agg, Sliced, SlicedAgg };
+enum class Algo { Global, SmemStatic, Smem, Cluster, ClusterNoFinalSync, Vec4, Vec4Agg, Sliced, SlicedAgg, Best };
 
 struct Variant {
     const char* name;
@@ -280,18 +281,24 @@ inline const std::vector<Variant>& kernels() {
         {"clusterHistVec4Agg", Algo::Vec4Agg, 0, "clusterHistVec4 + warp-aggregated atomics (__match_any_sync)"},
         {"clusterHistSliced", Algo::Sliced, 0, "each block reads the cluster's samples, counts its own bins"},
         {"clusterHistSlicedAgg", Algo::SlicedAgg, 0, "clusterHistSliced + warp-aggregated atomics"},
+        {"clusterHistBest", Algo::Best, 0, "the rule from the H200 sweeps: Sliced up to C = 8, Vec4Agg at C = 16"},
     };
     return v;
 }
 
-// Not in kernels(): the seed's bug kept as a pitfall (./distributed_smem --pitfalls).
-inline Variant pitfall_variant(int cluster) {
-    return {"clusterHistNoFinalSync", Algo::ClusterNoFinalSync, cluster, "clusterHist without the second cluster.sync()"};
+// Never in kernels(): the seed's bug kept on show (./distributed_smem --pitfalls).
+inline const std::vector<Variant>& pitfalls() {
+    static const std::vector<Variant> v = {
+        {"clusterHistNoFinalSync_c2", Algo::ClusterNoFinalSync, 2, "clusterHist without the second cluster.sync()"},
+        {"clusterHistNoFinalSync_c4", Algo::ClusterNoFinalSync, 4, "... cluster of 4"},
+        {"clusterHistNoFinalSync_c16", Algo::ClusterNoFinalSync, 16, "... cluster of 16"},
+    };
+    return v;
 }
 
 inline bool needs_cluster(Algo a) {
     return a == Algo::Cluster || a == Algo::ClusterNoFinalSync || a == Algo::Vec4 || a == Algo::Vec4Agg ||
-           a == Algo::Sliced || a == Algo::SlicedAgg;
+           a == Algo::Sliced || a == Algo::SlicedAgg || a == Algo::Best;
 }
 
 struct Caps {
@@ -319,10 +326,11 @@ struct Plan {
     void (*kernel)(const int*, size_t, unsigned*, int, int) = nullptr;  // cluster kernels (5 args)
     void (*kernel4)(const int*, size_t, unsigned*, int) = nullptr;      // the others (4 args)
     int grid = 0, cluster = 1, arg = 0;  // arg: bins_per_block (clusterHist) or log2(cluster) (fast)
+    int threads = kThreads;
     size_t smem = 0;
     std::string describe() const {
         return "grid " + std::to_string(grid) + (cluster > 1 ? " cl " + std::to_string(cluster) : "") + " x " +
-               std::to_string(kThreads) + " smem " + std::to_string((smem + 1023) / 1024) + "K";
+               std::to_string(threads) + " smem " + std::to_string((smem + 1023) / 1024) + "K";
     }
 };
 
@@ -338,7 +346,7 @@ int wave_blocks(K kernel, size_t smem, const Caps& caps) {
 
 // The number of clusters of `c` blocks with `smem` bytes each that can be resident at once (0: none).
 template <class K>
-int active_clusters(K kernel, int c, size_t smem) {
+int active_clusters(K kernel, int c, size_t smem, int threads = kThreads) {
     CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(smem)));
     if (c > 8)
@@ -346,7 +354,7 @@ int active_clusters(K kernel, int c, size_t smem) {
                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(c * 64);
-    cfg.blockDim = dim3(kThreads);
+    cfg.blockDim = dim3(threads);
     cfg.dynamicSmemBytes = smem;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -362,6 +370,9 @@ int active_clusters(K kernel, int c, size_t smem) {
 }
 
 inline void (*fast_kernel(Algo a, int c))(const int*, size_t, unsigned*, int, int) {
+    // clusterHistBest: the sliced kernel while its re-reads stay cheap (C <= 8), DSMEM atomics with
+    // warp aggregation at C = 16 (16 reads of every sample cost more than the remote atomics).
+    if (a == Algo::Best) a = c <= 8 ? Algo::Sliced : Algo::Vec4Agg;
     if (c == 1) return a == Algo::Vec4Agg || a == Algo::SlicedAgg ? clusterHistFastT<kLocal, true>
                                                                   : clusterHistFastT<kLocal, false>;
     switch (a) {
@@ -427,8 +438,10 @@ inline Plan make_plan(const Variant& v, int64_t bins, const Caps& caps, int clus
             } else {
                 p.kernel = fast_kernel(v.algo, c);
                 p.arg = log2_exact(c);
+                // One block per SM: make it a big one, twice the loads in flight.
+                if (2 * p.smem > caps.smem_optin) p.threads = kFastThreads;
             }
-            const int clusters = active_clusters(p.kernel, c, p.smem);
+            const int clusters = active_clusters(p.kernel, c, p.smem, p.threads);
             if (clusters < 1) {
                 p.why_not = "WAIVED: no cluster of " + std::to_string(c) + " blocks with " +
                             std::to_string(p.smem / 1024) + " KB each fits this device";
@@ -445,12 +458,12 @@ inline Plan make_plan(const Variant& v, int64_t bins, const Caps& caps, int clus
 inline void launch(const Plan& p, const int* in, size_t n, unsigned* out, int bins, cudaStream_t s = 0) {
     CHECK(cudaMemsetAsync(out, 0, size_t(bins) * sizeof(unsigned), s));
     if (p.kernel4) {
-        p.kernel4<<<p.grid, kThreads, p.smem, s>>>(in, n, out, bins);
+        p.kernel4<<<p.grid, p.threads, p.smem, s>>>(in, n, out, bins);
         return;
     }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(p.grid);
-    cfg.blockDim = dim3(kThreads);
+    cfg.blockDim = dim3(p.threads);
     cfg.dynamicSmemBytes = p.smem;
     cfg.stream = s;
     cudaLaunchAttribute attr[1];

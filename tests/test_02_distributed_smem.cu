@@ -5,9 +5,12 @@
 #include <string>
 #include <tuple>
 #include <vector>
+#include <thread>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include "02_distributed_smem/distributed_smem.cuh"
 #include "common/buffer.cuh"
+#include "common/device.cuh"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
 
@@ -74,7 +77,32 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
 
 // ---- GPU: every kernel x cluster size x size x distribution -----------------
 
-struct Case { int64_t n, bins; bool skewed; };
+size_t host_memory_bytes() { return size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGE_SIZE)); }
+
+// The CPU histogram of a large input on every core (the same counts as histogram_cpu).
+void histogram_cpu_parallel(const std::vector<int>& in, int bins, std::vector<unsigned>& out) {
+    const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+    std::vector<std::vector<unsigned>> part(nt);
+    std::vector<std::thread> pool;
+    const size_t chunk = (in.size() + nt - 1) / nt;
+    for (unsigned t = 0; t < nt; ++t)
+        pool.emplace_back([&, t] {
+            const size_t lo = std::min(in.size(), t * chunk), hi = std::min(in.size(), lo + chunk);
+            histogram_cpu(in.data() + lo, hi - lo, bins, part[t]);
+        });
+    for (std::thread& th : pool) th.join();
+    out.assign(size_t(bins), 0u);
+    for (const auto& p : part) for (int b = 0; b < bins; ++b) out[size_t(b)] += p[size_t(b)];
+}
+
+TEST(HistogramCpu, ParallelReferenceMatches) {
+    std::vector<int> in;
+    std::vector<unsigned> a, b;
+    make_samples(in, 1000003, 777, true, 0.01, 3);
+    histogram_cpu(in.data(), in.size(), 777, a);
+    histogram_cpu_parallel(in, 777, b);
+    EXPECT_EQ(a, b);
+}
 
 const int64_t kLargest = -1;  // replaced by largest_cluster_bins() on the device
 const std::vector<int64_t> kN = {1, 31, 1000003, (int64_t(1) << 24) + 7};
@@ -167,6 +195,54 @@ TEST(HistogramVec4, UnalignedInputs) {
                                                                           << " n=" << n;
                     }
         }
+}
+
+// The largest n the program admits (2^32 - 1 samples, 16 GiB): every index past 2^31 must be
+// 64-bit. Every kernel (the cluster ones at the size they pick), and the planted bug below.
+__global__ void histSmemWrapBug(const int* in, size_t n, unsigned* bins, int nbins);
+
+TEST(HistogramLargest, EveryKernelAtTheLargestN) {
+    SKIP_WITHOUT_GPU();
+    const size_t n = size_t(kMaxSamples);
+    const int bins = 4099;
+    const double need = 4.0 * n + (1 << 30);
+    if (double(common::free_device_memory()) < need || double(host_memory_bytes()) < 2.5 * 4.0 * n)
+        GTEST_SKIP() << "needs " << need / 1e9 << " GB of device memory and " << 10.0 * n / 1e9 << " GB of host memory";
+    std::vector<int> in;
+    std::vector<unsigned> ref;
+    make_samples(in, n, bins, false, 0.01, 4242);
+    histogram_cpu_parallel(in, bins, ref);
+    common::DeviceBuffer<int> d_in(n);
+    common::DeviceBuffer<unsigned> d_out{size_t(bins)};
+    d_in.upload(in);
+    std::vector<int>().swap(in);
+    const Caps caps = device_caps(0);
+    std::vector<unsigned> got;
+    int ran = 0;
+    for (const Variant& v : kernels()) {
+        const Plan p = make_plan(v, bins, caps);
+        if (!p.ok) { EXPECT_EQ(p.why_not.find("n/a"), std::string::npos) << v.name << ": " << p.why_not; continue; }
+        d_out.poison();
+        launch(p, d_in.get(), n, d_out.get(), bins);
+        CHECK(cudaDeviceSynchronize());
+        d_out.download(got);
+        const common::Comparison c = common::compare(got.data(), ref.data(), size_t(bins));
+        EXPECT_TRUE(c.pass()) << v.name << " at n = 2^32 - 1: " << common::describe(c, got.data(), ref.data());
+        ++ran;
+    }
+    EXPECT_EQ(ran, caps.clusters() ? int(kernels().size()) : 3);
+    Plan bug;
+    bug.ok = true;
+    bug.kernel4 = histSmemWrapBug;
+    bug.grid = 2 * caps.sms;
+    bug.smem = bins * 4;
+    d_out.poison();
+    launch(bug, d_in.get(), n, d_out.get(), bins);
+    CHECK(cudaDeviceSynchronize());
+    d_out.download(got);
+    const common::Comparison c = common::compare(got.data(), ref.data(), size_t(bins));
+    EXPECT_FALSE(c.pass()) << "the planted wrap-around bug must fail at the largest n too";
+    std::printf("planted bug at n = 2^32 - 1: %s\n", common::describe(c, got.data(), ref.data()).c_str());
 }
 
 // ---- A deliberately wrong kernel must be caught ------------------------------
