@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # profile.sh PROGRAM - shared-memory wavefronts and bank conflicts, and global
 # sectors per request, for every transpose kernel (ncu, clocks left alone); then
-# DRAM and L2 traffic at odd shapes (results/<gpu>_ncu_odd.csv).
+# DRAM and L2 traffic at odd shapes (results/<gpu>_odd_ncu.csv).
 # Writes 05_transpose/results/<gpu>_ncu.csv. A 2048 x 2048 matrix is enough:
 # the counts per request do not depend on the size.
 set -euo pipefail
@@ -38,7 +38,7 @@ for s in 8192x8192 8192x8191 8191x8192 8193x8193; do
         --metrics "$m" "$prog" --rows "${s%x*}" --cols "${s#*x}" --reps 1 --warmup 0 --kernel transposeSmemPadCoarse \
         >>"$tmp/$s.csv"
 done
-python3 - "$tmp" "$dir/results/${gpu}_ncu_odd.csv" <<'PY'
+python3 - "$tmp" "$dir/results/${gpu}_odd_ncu.csv" <<'PY'
 import csv, os, sys
 tmp, out = sys.argv[1], sys.argv[2]
 header = ["shape", "kernel", "time_us", "dram_read_MiB", "dram_write_MiB", "l2_write_sectors_M",

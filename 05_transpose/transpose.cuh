@@ -298,15 +298,14 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
 // are simply not used. Both sides issue only aligned 16-byte accesses, and
 // every output sector is written whole by one block.
 //
-// Shared memory: a 72 x 71 float tile. The odd row stride makes the column
-// gather (8 rows 4 apart x 4 output rows per warp) conflict-free; the loads'
-// scalar stores into the tile take about 2 wavefronts each (a bank count of
-// the pattern; without the rotation below, 3).
+// Shared memory: a 72 x 69 float tile (odd row stride: the column gather of
+// rows 4t + k for t = 0..7 hits 8 different banks per row group; the per-row
+// shifts a_r and m_j make some conflicts data-dependent: ncu counts them).
 // Blocks are launched down tile columns, as in transposeSwizzleVec4ColGrid.
 constexpr int kAlignedTile = 64, kAlignedThreads = 512, kAlignedHalo = 8;
 constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
 constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
-constexpr int kAlignedStride = 4 * kAlignedChunks + 3;      // 71 floats: odd
+constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
 __global__ void __launch_bounds__(kAlignedThreads)
 transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     constexpr int T = kAlignedTile, H = kAlignedHalo, K = kAlignedChunks, S = kAlignedStride;
@@ -342,21 +341,12 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
             }
         }
     }
-    // Into the tile as 4 scalar stores (the odd row stride rules out STS.128).
-    // Lanes k, k + 8, k + 16 of a row would hit the same bank with the same
-    // float of their chunk, a 3-way conflict; rotating which float each stores
-    // first (by k / 8) spreads them (with the 71-float stride: ~2-way at worst).
 #pragma unroll
     for (int p = 0; p < PASSES; ++p) {
         const int s = threadIdx.x + p * kAlignedThreads;
         if (s < slots) {
-            const int k = s % K, rot = k >> 3;
-            float* d = tile + (lo + s / K) * S + 4 * k;
-#pragma unroll
-            for (int q0 = 0; q0 < 4; ++q0) {
-                const int q = (q0 + rot) & 3;
-                d[q] = q == 0 ? v[p].x : q == 1 ? v[p].y : q == 2 ? v[p].z : v[p].w;
-            }
+            float* d = tile + (lo + s / K) * S + 4 * (s % K);
+            d[0] = v[p].x; d[1] = v[p].y; d[2] = v[p].z; d[3] = v[p].w;
         }
     }
     __syncthreads();

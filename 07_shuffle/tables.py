@@ -43,8 +43,8 @@ def main(argv):
         gpu = os.path.splitext(os.path.basename(path))[0]
         if "_" in gpu:
             continue
-        pat = re.compile(r"(<!-- best:%s:begin -->\n).*?(\n<!-- best:%s:end -->)" % (gpu, gpu), re.S)
-        new = pat.sub(lambda m: m.group(1) + best_table(path) + m.group(2), new)
+        pat = re.compile(r"(<!-- best:%s:begin -->\n)(?:.*?\n)?(<!-- best:%s:end -->)" % (gpu, gpu), re.S)
+        new = pat.sub(lambda m: m.group(1) + best_table(path) + "\n" + m.group(2), new)
     if check:
         if new != readme:
             sys.exit("%s: the best-per-shape table is not what its CSV gives: run make readme-tables" % readme_path)
