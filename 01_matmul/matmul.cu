@@ -252,24 +252,28 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         std::printf("%-16s", "config\\splitK");
         for (int z : splits) std::printf(" %8d", z);
         std::printf("\n");
-        for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
-            const matmul::Config& cfg = matmul::configs()[ci];
-            std::printf("%-16s", cfg.name);
-            for (int z : splits) {
-                auto launch = [&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z); };
-                dC.poison();
-                launch();
-                CHECK(cudaDeviceSynchronize());
-                dC.download(got);
-                std::string why;
-                const bool pass = ver.check(got, true, &why).pass();
-                if (!pass) std::printf("\n  %s splitK %d: %s\n", cfg.name, z, why.c_str());
-                ok &= pass;
-                const double ms = common::time_median_ms(launch, warmup, reps);
-                const bool picked = int(ci) == pick.config && z == pick.splits;
-                std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
+        for (bool pad : {true, false}) {
+            if (!pad && s.n % 4 == 0) continue;  // only odd N has a 4-byte-B variant
+            for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
+                const matmul::Config& cfg = matmul::configs()[ci];
+                std::printf("%-16s", (std::string(cfg.name) + (s.n % 4 == 0 ? "" : pad ? " pad" : " B4")).c_str());
+                for (int z : splits) {
+                    auto launch = [&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z, pad); };
+                    dC.poison();
+                    launch();
+                    CHECK(cudaDeviceSynchronize());
+                    dC.download(got);
+                    std::string why;
+                    const bool pass = ver.check(got, true, &why).pass();
+                    if (!pass) std::printf("\n  %s splitK %d: %s\n", cfg.name, z, why.c_str());
+                    ok &= pass;
+                    const double ms = common::time_median_ms(launch, warmup, reps);
+                    const bool picked = pad == (double(s.m) * s.n * s.k >= double(1 << 30) || s.n % 4 == 0) &&
+                                        int(ci) == pick.config && z == pick.splits;
+                    std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
+                }
+                std::printf("\n");
             }
-            std::printf("\n");
         }
     }
     return ok;

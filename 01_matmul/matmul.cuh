@@ -436,7 +436,10 @@ struct Tile {
 // flight: one barrier per k-tile and no registers spent on staging.
 //  - A goes in with 4-byte cp.async, transposed to k-major on the way (a
 //    16-byte copy cannot transpose); this also makes any K work.
-//  - B goes in with 16-byte cp.async.cg (L2 only) when N % 4 == 0, else 4-byte.
+//  - B goes in with 16-byte cp.async.cg (L2 only) when its row pitch ldb is a
+//    multiple of 4 floats, else with 4-byte copies. The launcher makes it so:
+//    for N % 4 != 0 it first copies B into a buffer with ldb = N rounded up
+//    to 4 (zero-padded), which costs one pass over B and measured faster.
 //  - Edge tiles are zero-filled (src_size 0), the epilogue guards the stores.
 //  - Blocks are numbered down groups of GROUP_M tile rows, so blocks that run
 //    together share A and B panels in L2.
@@ -449,7 +452,7 @@ constexpr int GROUP_M = 8;
 template <class T, bool B16>
 __global__ void __launch_bounds__(T::THREADS, T::MINB)
 sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-             int k_split, float* __restrict__ partial) {
+             int ldb, int k_split, float* __restrict__ partial) {
     extern __shared__ __align__(16) float smem[];
     float* As = smem;
     float* Bs = smem + T::STAGES * T::A_STAGE;
@@ -478,10 +481,10 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
     // B: 16-byte copies of columns b_n..b_n+3 (4-byte: column b_n) of rows b_k + it * B_ROWS.
     constexpr int B_VEC = B16 ? 4 : 1, B_COLS = T::BN / B_VEC, B_ROWS = T::THREADS / B_COLS, B_IT = T::BK / B_ROWS;
     const int b_k = tid / B_COLS, b_n = (tid % B_COLS) * B_VEC;
-    const bool b_col_ok = bn + b_n < N;  // N % 4 == 0 for 16-byte copies: all four or none
+    const bool b_col_ok = bn + b_n < ldb;  // ldb % 4 == 0 for 16-byte copies: all four or none
     // Global sources of the next tile to load (never dereferenced where out of range: src_size 0).
     const float* a_src = A + size_t(bm + a_m) * K + k_begin + a_k;
-    const float* b_src = B + size_t(k_begin + b_k) * N + bn + b_n;
+    const float* b_src = B + size_t(k_begin + b_k) * ldb + bn + b_n;
     float* a_dst = As + a_k * T::LDA + a_m;
     float* b_dst = Bs + b_k * T::LDB + b_n;
     int next_k = 0;  // k offset of the next tile to load, relative to k_begin
@@ -496,12 +499,12 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
         for (int it = 0; it < B_IT; ++it) {
             const bool ok = b_col_ok && b_k + it * B_ROWS + next_k < k_span;
             float* dst = b_dst + stage * T::B_STAGE + it * B_ROWS * T::LDB;
-            const float* src = b_src + size_t(it) * B_ROWS * N;
+            const float* src = b_src + size_t(it) * B_ROWS * ldb;
             if constexpr (B16) cp_async16(dst, src, ok);
             else cp_async4(dst, src, ok);
         }
         a_src += T::BK;
-        b_src += size_t(T::BK) * N;
+        b_src += size_t(T::BK) * ldb;
         next_k += T::BK;
     };
 
@@ -638,23 +641,36 @@ inline std::string launch_warptiling(const float* A, const float* B, float* C, i
     return launch_string(grid, block);
 }
 
-// Split-K's partial results: one buffer, grown on demand and kept (a launcher
-// that allocated inside the timed region would time cudaMalloc).
-inline float* splitk_workspace(size_t floats) {
-    static float* p = nullptr;
-    static size_t have = 0;
-    if (floats > have) {
-        if (p) CHECK(cudaFree(p));
-        CHECK(cudaMalloc(&p, floats * sizeof(float)));
-        have = floats;
+// B copied into rows of ldb floats (ldb = N rounded up to 4), zero-padded.
+__global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
+    const size_t total = size_t(K) * ldb;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
+        const int r = int(i / ldb), c = int(i % ldb);
+        Bp[i] = c < N ? B[size_t(r) * N + c] : 0.0f;
     }
-    return p;
 }
 
-// Runs sgemmCpAsync<T> with `splits` slices of K (1: no split).
+// A grow-only device buffer (the launchers' scratch: split-K partials, padded B).
+// Allocated on the first (checked, untimed) launch, kept: a launcher that
+// allocated inside the timed region would time cudaMalloc.
+inline float* scratch(int which, size_t floats) {
+    static float* p[2] = {nullptr, nullptr};
+    static size_t have[2] = {0, 0};
+    if (floats > have[which]) {
+        if (p[which]) CHECK(cudaFree(p[which]));
+        CHECK(cudaMalloc(&p[which], floats * sizeof(float)));
+        have[which] = floats;
+    }
+    return p[which];
+}
+
+// Runs sgemmCpAsync<T> with `splits` slices of K (1: no split). pad_b: for
+// N % 4 != 0, copy B to a 16-byte-aligned pitch first (else 4-byte copies of B).
 template <class T>
-std::string launch_cpasync_cfg(const float* A, const float* B, float* C, int M, int N, int K, int splits) {
-    const bool b16 = N % 4 == 0;
+std::string launch_cpasync_cfg(const float* A, const float* B, float* C, int M, int N, int K, int splits,
+                               bool pad_b = true) {
+    const bool pad = pad_b && N % 4 != 0;
+    const bool b16 = N % 4 == 0 || pad;
     auto kernel = b16 ? sgemmCpAsync<T, true> : sgemmCpAsync<T, false>;
     static bool configured[2] = {false, false};
     if (!configured[b16]) {  // > 48 KB of dynamic shared memory must be asked for
@@ -663,14 +679,25 @@ std::string launch_cpasync_cfg(const float* A, const float* B, float* C, int M, 
                                    int(cudaSharedmemCarveoutMaxShared)));
         configured[b16] = true;
     }
+    int ldb = N;
+    const float* b = B;
+    if (pad) {
+        ldb = (N + 3) / 4 * 4;
+        float* bp = scratch(1, size_t(K) * ldb);
+        const size_t total = size_t(K) * ldb;
+        const int blocks = int(std::min<size_t>((total + 255) / 256, 8 * size_t(sm_count())));
+        padColumns<<<blocks, 256>>>(B, bp, K, N, ldb);
+        CHECK_LAUNCH();
+        b = bp;
+    }
     const int k_tiles = ceil_div(K, T::BK);
     splits = std::max(1, std::min(splits, k_tiles));
     const int k_split = ceil_div(k_tiles, splits) * T::BK;
     splits = ceil_div(K, k_split);  // no empty slice
     const size_t mn = size_t(M) * N;
-    float* partial = splits > 1 ? splitk_workspace(mn * splits) : nullptr;
+    float* partial = splits > 1 ? scratch(0, mn * splits) : nullptr;
     const dim3 block(T::THREADS), grid(ceil_div(M, T::BM) * ceil_div(N, T::BN), 1, splits);
-    kernel<<<grid, block, T::SMEM>>>(A, B, C, M, N, K, k_split, partial);
+    kernel<<<grid, block, T::SMEM>>>(A, b, C, M, N, K, ldb, k_split, partial);
     CHECK_LAUNCH();
     if (splits > 1) {
         const int threads = 256, blocks = int(std::min<size_t>((mn + threads - 1) / threads, 8 * size_t(sm_count())));
@@ -679,57 +706,75 @@ std::string launch_cpasync_cfg(const float* A, const float* B, float* C, int M, 
     }
     char s[160];
     std::snprintf(s, sizeof s, "%dx%dx%d w%dx%d s%d%s%s", T::BM, T::BN, T::BK, T::WM, T::WN, T::STAGES,
-                  splits > 1 ? (" splitK" + std::to_string(splits)).c_str() : "", b16 ? "" : " B:4-byte");
+                  splits > 1 ? (" splitK" + std::to_string(splits)).c_str() : "",
+                  pad ? " B padded" : b16 ? "" : " B:4-byte");
     return s;
 }
 
 // The configurations `--tune` compares; the launcher below picks among them.
-using Tile128 = Tile<128, 128, 16, 64, 32, 3, 2>;     // 8 warps, 8 x 8 per thread, 50 KB
-using Tile128s4 = Tile<128, 128, 16, 64, 32, 4, 2>;   // the same, 4 stages (66 KB)
-using Tile128k32 = Tile<128, 128, 32, 64, 32, 3, 2>;  // BK 32: half the barriers per FMA (100 KB)
-using Tile128k8 = Tile<128, 128, 8, 64, 32, 4, 2>;    // BK 8, 4 stages
-using Tile128x256 = Tile<128, 256, 16, 64, 64, 3, 1>; // 8 x 16 per thread, 1 block per SM
-using Tile128x64 = Tile<128, 64, 16, 64, 32, 4, 3>;   // 4 warps, for grids with few 128 x 128 tiles
-using Tile64 = Tile<64, 64, 16, 32, 32, 4, 4>;        // 4 warps, 4 x 8 per thread
+using Tile128 = Tile<128, 128, 16, 64, 32, 3, 2>;        // 8 warps, 8 x 8 per thread, 2 blocks per SM
+using Tile128k32 = Tile<128, 128, 32, 64, 32, 3, 2>;     // BK 32: half the barriers per FMA (100 KB)
+using Tile128x256 = Tile<128, 256, 16, 64, 64, 3, 1>;    // 8 x 16 per thread: 6 LDS.128 per 128 FFMA
+using Tile128x256k32 = Tile<128, 256, 32, 64, 64, 3, 1>; // the same, BK 32 (149 KB)
+using Tile256x128 = Tile<256, 128, 16, 64, 64, 3, 1>;    // 8 x 16 per thread, tall
+using Tile128x64 = Tile<128, 64, 16, 64, 32, 4, 3>;      // 4 warps, for grids with few large tiles
+using Tile64 = Tile<64, 64, 16, 32, 32, 4, 4>;           // 4 warps, 4 x 8 per thread
 
 struct Config {
     const char* name;
-    std::string (*launch)(const float*, const float*, float*, int, int, int, int splits);
-    int bm, bn;
+    std::string (*launch)(const float*, const float*, float*, int, int, int, int splits, bool pad_b);
+    int bm, bn, bk, blocks_per_sm;
+    double rate;   // fraction of cuBLAS measured with --tune on the H200 at 4096^3 and 8192^3 (see choose())
+    double fixed;  // per-block cost of filling and draining the pipeline, in units of k (see choose())
 };
 inline const std::vector<Config>& configs() {
     static const std::vector<Config> c = {
-        {"128x128x16 s3", launch_cpasync_cfg<Tile128>, 128, 128},
-        {"128x128x16 s4", launch_cpasync_cfg<Tile128s4>, 128, 128},
-        {"128x128x32 s3", launch_cpasync_cfg<Tile128k32>, 128, 128},
-        {"128x128x8 s4", launch_cpasync_cfg<Tile128k8>, 128, 128},
-        {"128x256x16 s3", launch_cpasync_cfg<Tile128x256>, 128, 256},
-        {"128x64x16 s4", launch_cpasync_cfg<Tile128x64>, 128, 64},
-        {"64x64x16 s4", launch_cpasync_cfg<Tile64>, 64, 64},
+        {"128x128x16 s3", launch_cpasync_cfg<Tile128>, 128, 128, 16, 2, 0.87, 20},
+        {"128x128x32 s3", launch_cpasync_cfg<Tile128k32>, 128, 128, 32, 2, 0.90, 20},
+        {"128x256x16 s3", launch_cpasync_cfg<Tile128x256>, 128, 256, 16, 1, 0.92, 50},
+        {"128x256x32 s3", launch_cpasync_cfg<Tile128x256k32>, 128, 256, 32, 1, 0.93, 50},
+        {"256x128x16 s3", launch_cpasync_cfg<Tile256x128>, 256, 128, 16, 1, 0.83, 50},
+        {"128x64x16 s4", launch_cpasync_cfg<Tile128x64>, 128, 64, 16, 3, 0.84, 15},
+        {"64x64x16 s4", launch_cpasync_cfg<Tile64>, 64, 64, 16, 4, 0.80, 10},
     };
     return c;
 }
 
-// What the launcher picks for M x N x K: the 128 x 128 tile where it fills
-// the GPU, else a smaller tile, else split-K (see the README's tuning table).
-struct Choice { int config; int splits; };
-inline Choice choose(int M, int N, int K) {
-    const long sms = sm_count();
-    const long t128 = long(ceil_div(M, 128)) * ceil_div(N, 128);
-    if (t128 >= sms) return {0, 1};
-    const long t64 = long(ceil_div(M, 64)) * ceil_div(N, 64);
-    // Few tiles: split K so that about two blocks per SM have work, each
-    // slice keeping at least 512 of K (a short slice spends its time in the
-    // pipeline's prologue and in the extra pass over C).
-    const int splits_max = std::max(1, K / 512);
-    if (t64 >= 2 * sms || splits_max == 1) return {6, 1};
-    const int splits = int(std::min<long>(splits_max, std::min<long>(16, (2 * sms + t128 - 1) / t128)));
-    return {0, splits};
+// What the launcher runs for M x N x K: the configuration and split-K factor
+// with the best modelled rate,
+//     rate x used x (blocks / (waves x slots)) x k / (k rounded up to BK + fixed) x (0.95 if split),
+// i.e. the measured rate at large sizes, times the part of the tiles inside
+// C (M x N over the tiles' area), times the fraction of the last wave
+// that has work (132 SMs x blocks per SM slots per wave), times the share of
+// a block's time spent on useful k (short K slices pay the pipeline's fill
+// and drain, which overlaps less the fewer blocks share an SM), less the
+// extra pass over C that split-K costs. Split slices keep >= 256 of K.
+struct Choice { int config; int splits; double score; };
+inline Choice choose_for(int M, int N, int K, int sms) {
+    Choice best{0, 1, -1};
+    for (size_t c = 0; c < configs().size(); ++c) {
+        const Config& cfg = configs()[c];
+        const double tiles = double(ceil_div(M, cfg.bm)) * ceil_div(N, cfg.bn), slots = double(sms) * cfg.blocks_per_sm;
+        for (int s : {1, 2, 3, 4, 6, 8, 16}) {
+            if (s > 1 && K / s < 256) break;
+            const int k_slice = ceil_div(ceil_div(K, cfg.bk), s) * cfg.bk;
+            const double blocks = tiles * s, waves = std::ceil(blocks / slots);
+            const double k_used = double(K) / s;
+            const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);  // edge tiles' idle part
+            const double score =
+                cfg.rate * used * (blocks / (waves * slots)) * k_used / (k_slice + cfg.fixed) * (s > 1 ? 0.95 : 1.0);
+            if (score > best.score) best = {int(c), s, score};
+        }
+    }
+    return best;
 }
+inline Choice choose(int M, int N, int K) { return choose_for(M, N, K, sm_count()); }
 
 inline std::string launch_cpasync(const float* A, const float* B, float* C, int M, int N, int K) {
     const Choice c = choose(M, N, K);
-    return configs()[c.config].launch(A, B, C, M, N, K, c.splits);
+    // Padding B costs a pass over it and a launch: only worth it where the product is large.
+    const bool pad = double(M) * N * K >= double(1 << 30);
+    return configs()[c.config].launch(A, B, C, M, N, K, c.splits, pad);
 }
 
 // Every kernel of the chapter, in teaching order.

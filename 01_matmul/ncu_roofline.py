@@ -9,10 +9,23 @@ Prints the table and writes OUT.csv (what plot.py draws the roofline from).
 """
 import csv
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from ncu_table import short_name  # noqa: E402
+from ncu_table import short_name as ncu_short_name  # noqa: E402
+
+
+def short_name(demangled):
+    """cuBLAS's 'sm80_xmma_gemm_..._tilesize256x128x8_stage3_...' -> 'cuBLAS 256x128x8 stage3';
+    'sgemmCpAsync<matmul::Tile<128, 256, 32, 64, 64, 3, 1>, 1>' -> 'sgemmCpAsync 128x256x32 s3'."""
+    m = re.search(r"xmma_gemm.*tilesize(\d+x\d+x\d+)_(stage\d+)", demangled)
+    if m:
+        return "cuBLAS %s %s" % (m.group(1), m.group(2))
+    m = re.search(r"(\w+)<matmul::Tile<(\d+), (\d+), (\d+), \d+, \d+, (\d+)", demangled)
+    if m:
+        return "%s %sx%sx%s s%s" % m.groups()
+    return ncu_short_name(demangled)
 
 
 def main(argv):

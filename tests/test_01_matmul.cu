@@ -149,11 +149,12 @@ TEST_P(CpAsyncConfig, ExactOnIntegersAtEverySplit) {
     const matmul::Config& cfg = matmul::configs()[GetParam()];
     for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
                     Shape{257, 131, 1000}, Shape{64, 64, 64}, Shape{300, 516, 33}})
-        for (int splits : {1, 2, 3, 5, 16}) {
+        for (int splits : {1, 2, 3, 5, 16})
+          for (bool pad : {true, false}) {
             const Data& d = integer_data(s);
             std::string what;
             const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
-                what = cfg.launch(A, B, C, s.m, s.n, s.k, splits);
+                what = cfg.launch(A, B, C, s.m, s.n, s.k, splits, pad);
             });
             const Result r = compare(got, d, 0.0);
             EXPECT_EQ(r.bad, 0u) << cfg.name << " splitK " << splits << " (" << what << ") on " << name_of(s) << ": "
