@@ -219,7 +219,7 @@ TEST(SyncPitfallChild, DISABLED_Correct) {
     run_kernel_once(syncPairSwap, pitfall_input(), 1000);
 }
 TEST(SyncPitfallChild, DISABLED_DivergentBarrier) { count_wrong_block_sums(reduceDivergentBarrier, pitfall_input()); }
-TEST(SyncPitfallChild, DISABLED_IfElseBarrier) { run_kernel_once(syncIfElse, pitfall_input(), 1000); }
+// (No child for syncIfElse, seed 000's form: it hangs on the H200, with or without synccheck.)
 TEST(SyncPitfallChild, DISABLED_DivergentLoop) { run_kernel_once(syncInDivergentLoop, pitfall_input(), 4); }
 TEST(SyncPitfallChild, DISABLED_EarlyReturn) {
     // Leave the partial sums of a large reduction in shared memory first: the threads that
@@ -241,7 +241,8 @@ Child run_child_under(const std::string& tool, const std::string& test) {
     char self[PATH_MAX] = {};
     const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) return {-3, "cannot find this binary"};
-    const std::string cmd = "timeout 300 " + sanitizer + " --tool " + tool + " --error-exitcode 99 " + self +
+    // timeout kills its whole process group (the sanitizer and the program under it) if a pitfall hangs.
+    const std::string cmd = "timeout -k 5 90 " + sanitizer + " --tool " + tool + " --error-exitcode 99 " + self +
                             " --gtest_also_run_disabled_tests --gtest_filter=SyncPitfallChild." + test + " 2>&1";
     Child c{-1, ""};
     FILE* p = popen(cmd.c_str(), "r");
@@ -269,20 +270,23 @@ TEST(SyncPitfalls, SynccheckPassesTheCorrectBarrier) {
     EXPECT_EQ(c.code, 0) << c.out;
 }
 
-// Three divergent barriers: seed 004's (which nvcc turns into a predicated barrier that the
-// hardware lets through), seed 000's if/else, and a loop with per-thread trip counts. synccheck
-// must report at least the diverged-warp forms; what it says about each is printed.
-TEST(SyncPitfalls, SynccheckCatchesTheDivergentBarriers) {
+// Two divergent barriers: seed 004's (which nvcc turns into a predicated barrier that the
+// hardware lets through) and a loop with per-thread trip counts (a diverged warp at the barrier).
+// synccheck must report at least one; what it says about each is printed. (Seed 000's if/else
+// form is not run: it hangs on the H200.)
+TEST(SyncPitfalls, SynccheckCatchesADivergentBarrier) {
     SKIP_WITHOUT_GPU();
     int caught = 0;
-    for (const char* child : {"DISABLED_DivergentBarrier", "DISABLED_IfElseBarrier", "DISABLED_DivergentLoop"}) {
+    for (const char* child : {"DISABLED_DivergentBarrier", "DISABLED_DivergentLoop"}) {
         const Child c = run_child_under("synccheck", child);
         SKIP_WITHOUT_SANITIZER(c);
         const bool flagged = c.code == 99 && c.out.find("ERROR SUMMARY: 0 errors") == std::string::npos;
         caught += flagged;
         const size_t e = c.out.find("ERROR SUMMARY");
         std::printf("    synccheck on %-26s exit %d, %s\n", child, c.code,
-                    e == std::string::npos ? "no summary" : c.out.substr(e, c.out.find('\n', e) - e).c_str());
+                    e == std::string::npos ? "no summary (timed out?)" : c.out.substr(e, c.out.find('\n', e) - e).c_str());
+        const size_t b = c.out.find("Barrier error");
+        if (b != std::string::npos) std::printf("      %s\n", c.out.substr(b, c.out.find('\n', b) - b).c_str());
     }
     EXPECT_GE(caught, 1) << "synccheck reported none of the divergent barriers";
 }
