@@ -446,8 +446,8 @@ struct Tile {
 //  - Split-K (gridDim.z > 1): block z sums k in [z * k_split, (z+1) * k_split)
 //    and writes its partial result to `partial` (gridDim.z x M x N); a second
 //    kernel adds them. Used where M x N has too few tiles to fill the GPU.
-// Look for: the best row; SASS with LDGSTS, LDS.128, ~94% FFMA of the inner
-// loop and no LDL/STL (local memory spills).
+// Look for: the best row; SASS (sass_ops.py) with LDGSTS, LDS.128, 88-93% FFMA
+// in the main loop and no LDL/STL (local memory spills).
 constexpr int GROUP_M = 8;
 template <class T, bool B16>
 __global__ void __launch_bounds__(T::THREADS, T::MINB)
