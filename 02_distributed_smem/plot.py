@@ -76,6 +76,10 @@ def micro_plot(path, plt):
 def main():
     path = results.csv_argument()
     name = os.path.basename(path)
+    ours = name.endswith(("_cluster.csv", "_micro.csv")) or "_" not in os.path.splitext(name)[0]
+    if not ours:
+        print("plot.py: %s is not part 1's; left alone" % path)
+        return
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -88,8 +92,6 @@ def main():
         import plot as common_plot
         common_plot.plot(path, "Histogram, n = 2^28 int samples, by bins and distribution (%s)" %
                          results.read(path)[0].get("gpu", "?"))
-    else:
-        print("plot.py: %s is not part 1's; left alone" % path)
 
 
 if __name__ == "__main__":
