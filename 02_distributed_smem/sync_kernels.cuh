@@ -400,8 +400,8 @@ __global__ void reduceBlockSmem(const int* in, int n, int* out) {
 // the threads inside wait for a barrier the others never reach. Undefined behaviour. What nvcc 13
 // makes of it for sm_90 (SASS): the branch becomes a predicate, `@!P1 BAR.SYNC.DEFER_BLOCKING 0x0`,
 // so whole warps skip the barrier, which then completes when they exit: the sums come out right
-// and compute-sanitizer synccheck (which looks at diverged warps) stays silent. Wrong code that
-// happens to work; the next compiler or GPU may hang on it.
+// and compute-sanitizer synccheck reported nothing on the H200. Wrong code that happens to work;
+// the next compiler or GPU may hang on it.
 __global__ void reduceDivergentBarrier(const int* in, int n, int* out) {
     __shared__ int s[kReduceBlock];
     const int tid = threadIdx.x;
@@ -452,7 +452,8 @@ __global__ void syncIfElse(const int* in, int n, int* out) {
 
 // PITFALL: a barrier in a loop whose trip count differs between the threads of a warp (here 0-3
 // rounds, taken from the data): after the shortest thread leaves the loop, the rest of its warp
-// reaches __syncthreads() diverged. out[block] = how many rounds thread 0 saw complete.
+// reaches __syncthreads() diverged. out[block] = how many rounds thread 0 saw complete. On the
+// H200 it finishes, and synccheck reported nothing (README, Part 2, section 6).
 __global__ void syncInDivergentLoop(const int* in, int n, int* out) {
     __shared__ int rounds_done;
     const int tid = threadIdx.x;

@@ -1,8 +1,10 @@
 // Part 2 of 02_distributed_smem (synchronization): the litmus tests' fenced and atomic variants
 // never show a weak outcome, every bounded wait ends, the barrier kernels check themselves, the
-// correct block reduction matches the CPU at many sizes, a deliberately broken one is caught,
-// and the barrier pitfalls are caught by compute-sanitizer synccheck (run on this very binary,
-// on tests that are DISABLED_ so that no normal run executes a pitfall).
+// correct block reduction matches the CPU at many sizes, a deliberately broken one is caught, and
+// the barrier pitfalls run under compute-sanitizer synccheck (on this very binary, as DISABLED_
+// tests that no normal run executes): the correct kernels are clean, the divergent ones finish
+// (synccheck did not flag them on the H200: README, Part 2, section 6), and the barrier after an
+// early return is caught by the CPU reference.
 #include <array>
 #include <climits>
 #include <cstdio>
@@ -272,23 +274,21 @@ TEST(SyncPitfalls, SynccheckPassesTheCorrectBarrier) {
 
 // Two divergent barriers: seed 004's (which nvcc turns into a predicated barrier that the
 // hardware lets through) and a loop with per-thread trip counts (a diverged warp at the barrier).
-// synccheck must report at least one; what it says about each is printed. (Seed 000's if/else
-// form is not run: it hangs on the H200.)
-TEST(SyncPitfalls, SynccheckCatchesADivergentBarrier) {
+// Measured on the H200 (CUDA 13.0): both finish and synccheck reports neither (README, Part 2,
+// section 6). The test keeps running them under synccheck, prints what it says, and requires
+// that both finish; it does not require a report that the tool was never seen to make. (Seed
+// 000's if/else form is not run: it hangs on the H200.)
+TEST(SyncPitfalls, SynccheckOnDivergentBarriers) {
     SKIP_WITHOUT_GPU();
-    int caught = 0;
     for (const char* child : {"DISABLED_DivergentBarrier", "DISABLED_DivergentLoop"}) {
         const Child c = run_child_under("synccheck", child);
         SKIP_WITHOUT_SANITIZER(c);
-        const bool flagged = c.code == 99 && c.out.find("ERROR SUMMARY: 0 errors") == std::string::npos;
-        caught += flagged;
         const size_t e = c.out.find("ERROR SUMMARY");
         std::printf("    synccheck on %-26s exit %d, %s\n", child, c.code,
                     e == std::string::npos ? "no summary (timed out?)" : c.out.substr(e, c.out.find('\n', e) - e).c_str());
-        const size_t b = c.out.find("Barrier error");
-        if (b != std::string::npos) std::printf("      %s\n", c.out.substr(b, c.out.find('\n', b) - b).c_str());
+        EXPECT_NE(e, std::string::npos) << child << " did not finish under synccheck (exit " << c.code << "):\n" << c.out;
+        EXPECT_TRUE(c.code == 0 || c.code == 99) << child << ": exit " << c.code << "\n" << c.out;
     }
-    EXPECT_GE(caught, 1) << "synccheck reported none of the divergent barriers";
 }
 
 // The barrier after an early return: caught by synccheck, or by the wrong block sum.
