@@ -5,7 +5,7 @@
 //   ./matmul                               4096 x 4096 x 4096
 //   ./matmul --m 1000 --n 333 --k 77       any shape
 //   ./matmul --sweep --csv 01_matmul/results/h200.csv
-//   ./matmul --tune                        every sgemmCpAsync configuration x split-K
+//   ./matmul --tune                        every configuration x split-K, and stream-K
 //   ./matmul --pitfalls --m 1000 --n 1000 --k 1000   also the seed's unguarded grid
 //
 // GFLOP/s = 2 M N K / time: one multiply and one add per term of every dot product.
@@ -44,10 +44,14 @@ std::string name_of(const Shape& s) {
     return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-// `make bench`: squares from L2-resident to 8192^3, plus the odd and skinny shapes of the issue.
-const std::vector<Shape> kSweep = {{256, 256, 256},    {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048},
-                                   {4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 257},  {8192, 128, 8192},
-                                   {128, 8192, 8192},  {1000, 333, 77},    {2049, 2047, 2051}};
+// `make bench`: squares from L2-resident to 8192^3, the odd and skinny shapes
+// of the issue, and odd shapes a reader might try (one more than a tile,
+// primes, not multiples of 4, a long K, a short K).
+const std::vector<Shape> kSweep = {
+    {256, 256, 256},   {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+    {8192, 8192, 8192}, {4097, 4095, 257},  {8192, 128, 8192},  {128, 8192, 8192},  {1000, 333, 77},
+    {2049, 2047, 2051}, {1025, 1025, 1025}, {3000, 3000, 3000}, {4095, 4095, 4095}, {1031, 2053, 4099},
+    {1024, 1024, 8192}, {8191, 8193, 127}};
 
 // The seeds' three kernels are skipped in --sweep above this many flops (a
 // single launch of MatMulKernelNaive at 8192^3 takes seconds).
@@ -244,34 +248,42 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                     peer_ms / best_ms, flops / best_ms / 1e9, flops / peer_ms / 1e9);
 
     if (opt.tune) {
-        // Every sgemmCpAsync configuration x split-K factor, each checked; * = what the launcher picks.
+        // Every sgemmCpAsync configuration x split-K factor and sgemmStreamK per
+        // configuration, each checked; * = what the launchers pick.
         const matmul::Choice pick = matmul::choose(s.m, s.n, s.k);
+        const matmul::Choice pick_sk = matmul::choose_streamk_for(s.m, s.n, s.k, matmul::sm_count());
         const int splits[] = {1, 2, 3, 4, 6, 8, 16};
-        std::printf("tune sgemmCpAsync at %s: %% of cublasSgemm by configuration x split-K (* = launcher's pick)\n",
-                    problem.c_str());
+        std::printf("tune at %s: %% of cublasSgemm by configuration: sgemmCpAsync x split-K, then sgemmStreamK "
+                    "(* = the launchers' picks)\n", problem.c_str());
         std::printf("%-16s", "config\\splitK");
         for (int z : splits) std::printf(" %8d", z);
-        std::printf("\n");
+        std::printf(" %8s\n", "streamK");
+        auto measure = [&](const std::function<void()>& launch, bool picked, const std::string& what) {
+            dC.poison();
+            launch();
+            CHECK(cudaDeviceSynchronize());
+            dC.download(got);
+            std::string why;
+            const bool pass = ver.check(got, true, &why).pass();
+            if (!pass) std::printf("\n  %s: %s\n", what.c_str(), why.c_str());
+            ok &= pass;
+            const double ms = common::time_median_ms(launch, warmup, reps);
+            std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
+        };
+        const bool big = double(s.m) * s.n * s.k >= double(1 << 30);
         for (bool pad : {true, false}) {
             if (!pad && s.n % 4 == 0) continue;  // only odd N has a 4-byte-B variant
             for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
                 const matmul::Config& cfg = matmul::configs()[ci];
                 std::printf("%-16s", (std::string(cfg.name) + (s.n % 4 == 0 ? "" : pad ? " pad" : " B4")).c_str());
-                for (int z : splits) {
-                    auto launch = [&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z, pad); };
-                    dC.poison();
-                    launch();
-                    CHECK(cudaDeviceSynchronize());
-                    dC.download(got);
-                    std::string why;
-                    const bool pass = ver.check(got, true, &why).pass();
-                    if (!pass) std::printf("\n  %s splitK %d: %s\n", cfg.name, z, why.c_str());
-                    ok &= pass;
-                    const double ms = common::time_median_ms(launch, warmup, reps);
-                    const bool picked = pad == (double(s.m) * s.n * s.k >= double(1 << 30) || s.n % 4 == 0) &&
-                                        int(ci) == pick.config && z == pick.splits;
-                    std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
-                }
+                const bool launcher_pad = pad == (big || s.n % 4 == 0);
+                for (int z : splits)
+                    measure([&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z, pad); },
+                            launcher_pad && int(ci) == pick.config && z == pick.splits,
+                            std::string(cfg.name) + " splitK " + std::to_string(z));
+                measure([&] { cfg.streamk(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, pad, 0); },
+                        launcher_pad && int(ci) == pick_sk.config && matmul::prefer_streamk(pick_sk, pick),
+                        std::string(cfg.name) + " streamK");
                 std::printf("\n");
             }
         }
@@ -307,7 +319,7 @@ int main(int argc, char** argv) {
         .option("n", &n, "columns of B and C", 1, matmul::kMaxDim)
         .option("k", &k, "columns of A, rows of B", 1, matmul::kMaxDim)
         .flag("pitfalls", &opt.pitfalls, "also run the seed's unguarded-grid kernel (MatMulKernelSeedGrid)")
-        .flag("tune", &opt.tune, "also time every sgemmCpAsync configuration x split-K factor");
+        .flag("tune", &opt.tune, "also time every configuration of sgemmCpAsync (x split-K) and sgemmStreamK");
     common::add_common_options(cli, opt.common, names);
     cli.parse_or_exit(argc, argv);
     const std::string bad = matmul::check_shape(m, n, k);

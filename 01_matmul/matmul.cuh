@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <string>
 #include <vector>
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 
@@ -430,75 +431,58 @@ struct Tile {
     static_assert(THREADS % (BN / 4) == 0 && BK % (THREADS / (BN / 4)) == 0, "16-byte B copies must divide evenly");
 };
 
-// sgemmCpAsync: the warp-tiled kernel fed by a STAGES-deep cp.async pipeline
-// in dynamic shared memory (up to 227 KB with cudaFuncAttributeMaxDynamicSharedMemorySize).
-// While the warps compute on tile kt, tiles kt+1 .. kt+STAGES-1 are in
-// flight: one barrier per k-tile and no registers spent on staging.
-//  - A goes in with 4-byte cp.async, transposed to k-major on the way (a
-//    16-byte copy cannot transpose); this also makes any K work.
-//  - B goes in with 16-byte cp.async.cg (L2 only) when its row pitch ldb is a
-//    multiple of 4 floats, else with 4-byte copies. The launcher makes it so:
-//    for N % 4 != 0 it first copies B into a buffer with ldb = N rounded up
-//    to 4 (zero-padded), which costs one pass over B and measured faster.
-//  - Edge tiles are zero-filled (src_size 0), the epilogue guards the stores.
-//  - Blocks are numbered down groups of GROUP_M tile rows, so blocks that run
-//    together share A and B panels in L2.
-//  - Split-K (gridDim.z > 1): block z sums k in [z * k_split, (z+1) * k_split)
-//    and writes its partial result to `partial` (gridDim.z x M x N); a second
-//    kernel adds them. Used where M x N has too few tiles to fill the GPU.
-// Look for: the best row; SASS (sass_ops.py) with LDGSTS, LDS.128, 88-93% FFMA
-// in the main loop and no LDL/STL (local memory spills).
-constexpr int GROUP_M = 8;
+// The pieces sgemmCpAsync and sgemmStreamK share.
+//
+// The copy plan of one thread, computed once per output tile: every address it
+// copies from is a base plus a compile-time offset, the row predicates are a
+// bitmask and the k predicate is one compare per k-tile, so a k-tile costs
+// little more than its LDGSTS instructions.
+//  - A: the thread copies k = a_k of rows a_m + it * A_ROWS (it < A_IT), with
+//    4-byte cp.async, transposed to k-major on the way (a 16-byte copy cannot
+//    transpose); this also makes any K work.
+//  - B: 16-byte copies of columns b_n..b_n+3 (4-byte copies: column b_n) of
+//    rows b_k + it * B_ROWS (it < B_IT). 16-byte copies need a row pitch ldb
+//    that is a multiple of 4 floats.
+// Out-of-range elements are zero-filled (src_size 0) and never read.
 template <class T, bool B16>
-__global__ void __launch_bounds__(T::THREADS, T::MINB)
-sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-             int ldb, int k_split, float* __restrict__ partial) {
-    extern __shared__ __align__(16) float smem[];
-    float* As = smem;
-    float* Bs = smem + T::STAGES * T::A_STAGE;
+struct CopyPlan {
+    static constexpr int A_ROWS = T::THREADS / T::BK, A_IT = T::BM / A_ROWS;
+    static constexpr int B_VEC = B16 ? 4 : 1, B_COLS = T::BN / B_VEC, B_ROWS = T::THREADS / B_COLS,
+                         B_IT = T::BK / B_ROWS;
+    int a_k, a_m, b_k, b_n;
+    unsigned a_rows_ok;  // bit it: row a_m + it * A_ROWS is inside A
+    bool b_col_ok;       // ldb % 4 == 0 for 16-byte copies: all four columns or none
+    const float* a_src;  // sources of the next k-tile to load
+    const float* b_src;
+    int next_k, k_span;  // k of the next k-tile relative to the range's start; K left from that start
 
-    // Grouped block order (tile rows first inside a group of GROUP_M).
-    const int tiles_m = (M + T::BM - 1) / T::BM, tiles_n = (N + T::BN - 1) / T::BN;
-    const int pid = blockIdx.x, per_group = GROUP_M * tiles_n, first_m = (pid / per_group) * GROUP_M;
-    const int group_m = min(tiles_m - first_m, GROUP_M);
-    const int bm = (first_m + (pid % per_group) % group_m) * T::BM;
-    const int bn = ((pid % per_group) / group_m) * T::BN;
-    const int k_begin = blockIdx.z * k_split, k_span = min(K - k_begin, k_split);
-    const int num_tiles = (k_span + T::BK - 1) / T::BK;
+    __device__ explicit CopyPlan(int tid)
+        : a_k(tid % T::BK), a_m(tid / T::BK), b_k(tid / B_COLS), b_n((tid % B_COLS) * B_VEC) {}
 
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int wm0 = (warp / T::WARPS_N) * T::WM + (lane / 4) * 4;
-    const int wn0 = (warp % T::WARPS_N) * T::WN + (lane % 4) * 4;
-
-    // The copy plan, computed once: every address below is a base plus a
-    // compile-time offset, so a k-tile costs little more than its LDGSTS.
-    // A: thread copies k = a_k of rows a_m + it * A_ROWS (it < A_IT).
-    constexpr int A_ROWS = T::THREADS / T::BK, A_IT = T::BM / A_ROWS;
-    const int a_k = tid % T::BK, a_m = tid / T::BK;
-    unsigned a_rows_ok = 0;
+    // Copies of the tile at (bm, bn), k from k_begin to K.
+    __device__ __forceinline__ void start(const float* A, const float* B, int M, int K, int ldb, int bm, int bn,
+                                          int k_begin) {
+        a_rows_ok = 0;
 #pragma unroll
-    for (int it = 0; it < A_IT; ++it) a_rows_ok |= unsigned(bm + a_m + it * A_ROWS < M) << it;
-    // B: 16-byte copies of columns b_n..b_n+3 (4-byte: column b_n) of rows b_k + it * B_ROWS.
-    constexpr int B_VEC = B16 ? 4 : 1, B_COLS = T::BN / B_VEC, B_ROWS = T::THREADS / B_COLS, B_IT = T::BK / B_ROWS;
-    const int b_k = tid / B_COLS, b_n = (tid % B_COLS) * B_VEC;
-    const bool b_col_ok = bn + b_n < ldb;  // ldb % 4 == 0 for 16-byte copies: all four or none
-    // Global sources of the next tile to load (never dereferenced where out of range: src_size 0).
-    const float* a_src = A + size_t(bm + a_m) * K + k_begin + a_k;
-    const float* b_src = B + size_t(k_begin + b_k) * ldb + bn + b_n;
-    float* a_dst = As + a_k * T::LDA + a_m;
-    float* b_dst = Bs + b_k * T::LDB + b_n;
-    int next_k = 0;  // k offset of the next tile to load, relative to k_begin
+        for (int it = 0; it < A_IT; ++it) a_rows_ok |= unsigned(bm + a_m + it * A_ROWS < M) << it;
+        b_col_ok = bn + b_n < ldb;
+        a_src = A + size_t(bm + a_m) * K + k_begin + a_k;
+        b_src = B + size_t(k_begin + b_k) * ldb + bn + b_n;
+        next_k = 0;
+        k_span = K - k_begin;
+    }
 
-    auto load_tile = [&](int stage) {
+    // Issues the copies of the next k-tile into one stage's buffers.
+    __device__ __forceinline__ void load(float* as, float* bs, int K, int ldb) {
         const bool a_k_ok = a_k + next_k < k_span;
 #pragma unroll
         for (int it = 0; it < A_IT; ++it)
-            cp_async4(a_dst + stage * T::A_STAGE + it * A_ROWS, a_src + size_t(it) * A_ROWS * K,
+            cp_async4(as + a_k * T::LDA + a_m + it * A_ROWS, a_src + size_t(it) * A_ROWS * K,
                       a_k_ok && ((a_rows_ok >> it) & 1));
 #pragma unroll
         for (int it = 0; it < B_IT; ++it) {
             const bool ok = b_col_ok && b_k + it * B_ROWS + next_k < k_span;
-            float* dst = b_dst + stage * T::B_STAGE + it * B_ROWS * T::LDB;
+            float* dst = bs + (b_k + it * B_ROWS) * T::LDB + b_n;
             const float* src = b_src + size_t(it) * B_ROWS * ldb;
             if constexpr (B16) cp_async16(dst, src, ok);
             else cp_async4(dst, src, ok);
@@ -506,52 +490,40 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
         a_src += T::BK;
         b_src += size_t(T::BK) * ldb;
         next_k += T::BK;
-    };
-
-    // Prologue: STAGES - 1 tiles in flight (an empty group where there are fewer).
-#pragma unroll
-    for (int s = 0; s < T::STAGES - 1; ++s) {
-        if (s < num_tiles) load_tile(s);
-        cp_async_commit();
     }
+};
 
-    float acc[T::TM][T::TN] = {};
-    int read_stage = 0, write_stage = T::STAGES - 1;
-    for (int kt = 0; kt < num_tiles; ++kt) {
-        cp_async_wait<T::STAGES - 2>();  // tile kt has landed (for this thread's copies) ...
-        __syncthreads();                 // ... for everybody's, and tile kt-1's buffer is free
-        if (kt + T::STAGES - 1 < num_tiles) load_tile(write_stage);
-        cp_async_commit();
-        const float* as = As + read_stage * T::A_STAGE + wm0;
-        const float* bs = Bs + read_stage * T::B_STAGE + wn0;
+// One k of the warp-tiled outer product: WMI + WNI conflict-free LDS.128 of
+// this lane's A and B values (as, bs: the stage's buffers at the lane's first
+// row and column), then TM x TN FFMA.
+template <class T>
+__device__ __forceinline__ void mma_k(const float* as, const float* bs, int kk, float (&acc)[T::TM][T::TN]) {
+    float a[T::TM], b[T::TN];
 #pragma unroll
-        for (int kk = 0; kk < T::BK; ++kk) {
-            float a[T::TM], b[T::TN];
+    for (int i = 0; i < T::WMI; ++i)
+        *reinterpret_cast<float4*>(&a[4 * i]) = *reinterpret_cast<const float4*>(&as[kk * T::LDA + 32 * i]);
 #pragma unroll
-            for (int i = 0; i < T::WMI; ++i)
-                *reinterpret_cast<float4*>(&a[4 * i]) = *reinterpret_cast<const float4*>(&as[kk * T::LDA + 32 * i]);
+    for (int j = 0; j < T::WNI; ++j)
+        *reinterpret_cast<float4*>(&b[4 * j]) = *reinterpret_cast<const float4*>(&bs[kk * T::LDB + 16 * j]);
 #pragma unroll
-            for (int j = 0; j < T::WNI; ++j)
-                *reinterpret_cast<float4*>(&b[4 * j]) = *reinterpret_cast<const float4*>(&bs[kk * T::LDB + 16 * j]);
+    for (int i = 0; i < T::TM; ++i)
 #pragma unroll
-            for (int i = 0; i < T::TM; ++i)
-#pragma unroll
-                for (int j = 0; j < T::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-        read_stage = read_stage + 1 == T::STAGES ? 0 : read_stage + 1;
-        write_stage = write_stage + 1 == T::STAGES ? 0 : write_stage + 1;
-    }
-    cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+        for (int j = 0; j < T::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+}
 
-    float* out = partial ? partial + size_t(blockIdx.z) * M * N : C;
+// This lane's results, rows row0 + 32 (i / 4) + i % 4 and columns col0 + 16 j
+// + 0..3 of the M x N row-major `out`, guarded at the edges.
+template <class T>
+__device__ __forceinline__ void store_acc(float* out, const float (&acc)[T::TM][T::TN], int row0, int col0, int M,
+                                          int N) {
     const bool vec = (N % 4) == 0;
 #pragma unroll
     for (int i = 0; i < T::TM; ++i) {
-        const int row = bm + wm0 + 32 * (i / 4) + i % 4;
+        const int row = row0 + 32 * (i / 4) + i % 4;
         if (row >= M) continue;
 #pragma unroll
         for (int j = 0; j < T::WNI; ++j) {
-            const int col = bn + wn0 + 16 * j;
+            const int col = col0 + 16 * j;
             float* p = out + size_t(row) * N + col;
             if (vec) {
                 if (col < N) *reinterpret_cast<float4*>(p) =
@@ -563,6 +535,252 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
             }
         }
     }
+}
+
+// Grouped tile order: tile t of tiles_m x tiles_n goes down groups of GROUP_M
+// tile rows, so tiles that run at the same time share A and B panels in L2.
+constexpr int GROUP_M = 8;
+template <class T>
+__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int* bm, int* bn) {
+    const int per_group = GROUP_M * tiles_n, first_m = (t / per_group) * GROUP_M;
+    const int group_m = min(tiles_m - first_m, GROUP_M);
+    *bm = (first_m + (t % per_group) % group_m) * T::BM;
+    *bn = ((t % per_group) / group_m) * T::BN;
+}
+
+// sgemmCpAsync: the warp-tiled kernel fed by a STAGES-deep cp.async pipeline
+// in dynamic shared memory (up to 227 KB with cudaFuncAttributeMaxDynamicSharedMemorySize).
+// While the warps compute on k-tile kt, k-tiles kt+1 .. kt+STAGES-1 are in
+// flight: one barrier per k-tile and no registers spent on staging.
+//  - The copies follow CopyPlan (above). For N % 4 != 0 the launcher first
+//    copies B into a buffer with ldb = N rounded up to 4 (zero-padded), which
+//    costs one pass over B and measured faster than 4-byte copies of B.
+//  - Edge tiles are zero-filled (src_size 0), the epilogue guards the stores.
+//  - Blocks take tiles in the grouped order of tile_origin().
+//  - Split-K (gridDim.z > 1): block z sums k in [z * k_split, (z+1) * k_split)
+//    and writes its partial result to `partial` (gridDim.z x M x N); a second
+//    kernel adds them. Used where M x N has too few tiles to fill the GPU.
+// Look for: SASS (sass_ops.py) with LDGSTS, LDS.128, 88-93% FFMA in the main
+// loop and no LDL/STL (local memory spills).
+template <class T, bool B16>
+__global__ void __launch_bounds__(T::THREADS, T::MINB)
+sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+             int ldb, int k_split, float* __restrict__ partial) {
+    extern __shared__ __align__(16) float smem[];
+    float* As = smem;
+    float* Bs = smem + T::STAGES * T::A_STAGE;
+
+    int bm, bn;
+    tile_origin<T>(blockIdx.x, (M + T::BM - 1) / T::BM, (N + T::BN - 1) / T::BN, &bm, &bn);
+    const int k_begin = blockIdx.z * k_split, k_span = min(K - k_begin, k_split);
+    const int num_tiles = (k_span + T::BK - 1) / T::BK;
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wm0 = (warp / T::WARPS_N) * T::WM + (lane / 4) * 4;
+    const int wn0 = (warp % T::WARPS_N) * T::WN + (lane % 4) * 4;
+
+    CopyPlan<T, B16> copy(tid);
+    copy.start(A, B, M, K, ldb, bm, bn, k_begin);
+
+    // Prologue: STAGES - 1 tiles in flight (an empty group where there are fewer).
+#pragma unroll
+    for (int s = 0; s < T::STAGES - 1; ++s) {
+        if (s < num_tiles) copy.load(As + s * T::A_STAGE, Bs + s * T::B_STAGE, K, ldb);
+        cp_async_commit();
+    }
+
+    float acc[T::TM][T::TN] = {};
+    int read_stage = 0, write_stage = T::STAGES - 1;
+    for (int kt = 0; kt < num_tiles; ++kt) {
+        cp_async_wait<T::STAGES - 2>();  // tile kt has landed (for this thread's copies) ...
+        __syncthreads();                 // ... for everybody's, and tile kt-1's buffer is free
+        if (kt + T::STAGES - 1 < num_tiles)
+            copy.load(As + write_stage * T::A_STAGE, Bs + write_stage * T::B_STAGE, K, ldb);
+        cp_async_commit();
+        const float* as = As + read_stage * T::A_STAGE + wm0;
+        const float* bs = Bs + read_stage * T::B_STAGE + wn0;
+#pragma unroll
+        for (int kk = 0; kk < T::BK; ++kk) mma_k<T>(as, bs, kk, acc);
+        read_stage = read_stage + 1 == T::STAGES ? 0 : read_stage + 1;
+        write_stage = write_stage + 1 == T::STAGES ? 0 : write_stage + 1;
+    }
+    cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+
+    store_acc<T>(partial ? partial + size_t(blockIdx.z) * M * N : C, acc, bm + wm0, bn + wn0, M, N);
+}
+
+// sgemmStreamK: the same tiles and pipeline in a persistent kernel. The grid
+// is one wave (P = SMs x blocks per SM), and the work is counted in k-tiles
+// ("iterations"), not output tiles, so every block gets the same share of it
+// whatever the number of tiles (Osama et al., "Stream-K", PPoPP 2023):
+//  - tiles [0, dp_tiles) are whole: block c computes tiles c, c + P, ...
+//    (where tiles are split, dp_tiles is a multiple of P: every block gets as
+//    many whole tiles, and then its split range);
+//  - the k-iterations of the remaining tiles (a last wave at most half full,
+//    and one full wave) are cut into P equal, contiguous ranges, one per block. A tile cut between blocks is finished by the block
+//    that did its first k-tile (its "owner", for which it is the last piece
+//    of work): the others park their partial sums in `partials` and raise a
+//    flag; the owner waits for the flags, adds the partials in block order
+//    (deterministic) and writes C.
+// The cp.async pipeline runs across tile boundaries: the first k-tiles of the
+// next tile are loaded while the last ones of the current tile are computed
+// and written. A last k-tile of K % BK columns computes only those columns.
+// The owner's wait needs every block of the grid resident at once: the
+// launcher sizes P from cudaOccupancyMaxActiveBlocksPerMultiprocessor, and a
+// wait that takes ~seconds traps instead of hanging.
+// Look for: the shapes where sgemmCpAsync loses a wave (2049 x 2047 x 2051:
+// 272 tiles of 128 x 128 for 264 slots) or spends much of each tile filling
+// and draining its pipeline (small K).
+struct StreamK {
+    int tiles_m, tiles_n;  // output tiles
+    int iters;             // k-tiles per output tile: ceil(K / BK)
+    int dp_tiles;          // whole tiles (a multiple of the grid where any are split)
+    int sk_base, sk_extra; // split part: block c gets sk_base + (c < sk_extra) iterations
+    __host__ __device__ int sk_begin(int c) const { return c * sk_base + (c < sk_extra ? c : sk_extra); }
+    __host__ __device__ int dp_count(int c, int blocks) const { return c < dp_tiles ? (dp_tiles - 1 - c) / blocks + 1 : 0; }
+};
+
+// Where local iteration j of block c (of `blocks`) falls: tile t, its k-tile
+// kt, and kb, the first k-tile of the piece of t that this block computes.
+// Stateless (a few integer divisions per k-tile), so the kernel's main loop
+// keeps no walker in registers.
+struct Step { int t, kt, kb; };
+__host__ __device__ __forceinline__ Step locate(const StreamK& p, int c, int blocks, int j) {
+    const int dp_iters = p.dp_count(c, blocks) * p.iters;
+    if (j < dp_iters) return {c + (j / p.iters) * blocks, j % p.iters, 0};
+    const int g0 = p.sk_begin(c), g = g0 + (j - dp_iters), base = (g / p.iters) * p.iters;
+    return {p.dp_tiles + g / p.iters, g - base, g0 > base ? g0 - base : 0};
+}
+__host__ __device__ __forceinline__ int block_iters(const StreamK& p, int c, int blocks) {
+    return p.dp_count(c, blocks) * p.iters + p.sk_begin(c + 1) - p.sk_begin(c);
+}
+
+__device__ __forceinline__ void flag_raise(int* flag) {
+    cuda::atomic_ref<int, cuda::thread_scope_device>(*flag).store(1, cuda::memory_order_release);
+}
+// Waits (bounded) for *flag == 1, then clears it for the next launch.
+__device__ __forceinline__ void flag_wait_and_clear(int* flag) {
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    for (long long spins = 0; f.load(cuda::memory_order_acquire) == 0; ++spins) {
+        if (spins > (1ll << 25)) __trap();  // ~seconds: a block of the grid is not resident
+        __nanosleep(64);
+    }
+    f.store(0, cuda::memory_order_relaxed);
+}
+
+template <class T, bool B16>
+__global__ void __launch_bounds__(T::THREADS, T::MINB)
+sgemmStreamK(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+             int ldb, const StreamK plan, float* __restrict__ partials, int* __restrict__ flags) {
+    extern __shared__ __align__(16) float smem[];
+    float* As = smem;
+    float* Bs = smem + T::STAGES * T::A_STAGE;
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wm0 = (warp / T::WARPS_N) * T::WM + (lane / 4) * 4;
+    const int wn0 = (warp % T::WARPS_N) * T::WN + (lane % 4) * 4;
+    const int c = blockIdx.x, blocks = gridDim.x;
+    const int total = block_iters(plan, c, blocks);  // k-tiles of this block
+    const int first_split = plan.dp_count(c, blocks) * plan.iters;
+
+    // The loads run STAGES - 1 iterations ahead of the computation; a piece
+    // of work starts at k-tile 0 of a tile or at the first split iteration.
+    CopyPlan<T, B16> copy(tid);
+    auto load = [&](int j, int stage) {
+        const Step st = locate(plan, c, blocks, j);
+        if (st.kt == 0 || j == first_split) {
+            int bm, bn;
+            tile_origin<T>(st.t, plan.tiles_m, plan.tiles_n, &bm, &bn);
+            copy.start(A, B, M, K, ldb, bm, bn, st.kt * T::BK);
+        }
+        copy.load(As + stage * T::A_STAGE, Bs + stage * T::B_STAGE, K, ldb);
+    };
+#pragma unroll
+    for (int s = 0; s < T::STAGES - 1; ++s) {
+        if (s < total) load(s, s);
+        cp_async_commit();
+    }
+
+    float acc[T::TM][T::TN] = {};
+    int read_stage = 0, write_stage = T::STAGES - 1;
+    int it = 0;  // k-tiles of this block done
+    // One k-tile: wait for its copies, start the copies STAGES - 1 ahead, and
+    // return this k-tile's stage; the caller computes on it.
+    auto next_stage = [&]() {
+        cp_async_wait<T::STAGES - 2>();
+        __syncthreads();
+        if (it + T::STAGES - 1 < total) load(it + T::STAGES - 1, write_stage);
+        cp_async_commit();
+        const int stage = read_stage;
+        read_stage = read_stage + 1 == T::STAGES ? 0 : read_stage + 1;
+        write_stage = write_stage + 1 == T::STAGES ? 0 : write_stage + 1;
+        ++it;
+        return stage;
+    };
+    while (it < total) {
+        // A piece: k-tiles kb .. ke - 1 of one tile. The inner loop is sgemmCpAsync's;
+        // a last k-tile of K % BK columns computes only those, after it.
+        const Step st = locate(plan, c, blocks, it);
+        const int tile = st.t, kb = st.kt, ke = min(plan.iters, kb + (total - it));
+        const int kk_last = K - (plan.iters - 1) * T::BK;  // columns of the tile's last k-tile
+        const int full_end = (ke == plan.iters && kk_last < T::BK) ? ke - 1 : ke;
+        for (int kt = kb; kt < full_end; ++kt) {
+            const int stage = next_stage();
+            const float* as = As + stage * T::A_STAGE + wm0;
+            const float* bs = Bs + stage * T::B_STAGE + wn0;
+#pragma unroll
+            for (int kk = 0; kk < T::BK; ++kk) mma_k<T>(as, bs, kk, acc);
+        }
+        if (full_end < ke) {
+            const int stage = next_stage();
+            const float* as = As + stage * T::A_STAGE + wm0;
+            const float* bs = Bs + stage * T::B_STAGE + wn0;
+#pragma unroll 1
+            for (int kk = 0; kk < kk_last; ++kk) mma_k<T>(as, bs, kk, acc);
+        }
+
+        // The piece is done.
+        int bm, bn;
+        tile_origin<T>(tile, plan.tiles_m, plan.tiles_n, &bm, &bn);
+        float4* mine = reinterpret_cast<float4*>(partials + size_t(c) * T::BM * T::BN) + tid;
+        if (kb > 0) {  // not the tile's first k-tile: park the partial sum for the owner
+#pragma unroll
+            for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+                for (int j = 0; j < T::WNI; ++j)
+                    __stcg(mine + (i * T::WNI + j) * T::THREADS,
+                           make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]));
+            __threadfence();
+            __syncthreads();
+            if (tid == 0) flag_raise(&flags[c]);
+        } else {
+            if (ke < plan.iters) {  // the owner of a split tile: add the later blocks' partial sums
+                const int tile_end = (tile - plan.dp_tiles + 1) * plan.iters;
+                for (int o = c + 1; o < blocks && plan.sk_begin(o) < tile_end; ++o) {
+                    if (tid == 0) flag_wait_and_clear(&flags[o]);
+                    __syncthreads();
+                    const float4* theirs =
+                        reinterpret_cast<const float4*>(partials + size_t(o) * T::BM * T::BN) + tid;
+#pragma unroll
+                    for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+                        for (int j = 0; j < T::WNI; ++j) {
+                            const float4 v = __ldcg(theirs + (i * T::WNI + j) * T::THREADS);
+                            acc[i][4 * j] += v.x;
+                            acc[i][4 * j + 1] += v.y;
+                            acc[i][4 * j + 2] += v.z;
+                            acc[i][4 * j + 3] += v.w;
+                        }
+                }
+            }
+            store_acc<T>(C, acc, bm + wm0, bn + wn0, M, N);
+        }
+#pragma unroll
+        for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+            for (int j = 0; j < T::TN; ++j) acc[i][j] = 0;
+    }
+    cp_async_wait<0>();
 }
 
 // Split-K's second step: C = sum over the splits of their partial results.
@@ -650,12 +868,13 @@ __global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, 
     }
 }
 
-// A grow-only device buffer (the launchers' scratch: split-K partials, padded B).
-// Allocated on the first (checked, untimed) launch, kept: a launcher that
-// allocated inside the timed region would time cudaMalloc.
-inline float* scratch(int which, size_t floats) {
-    static float* p[2] = {nullptr, nullptr};
-    static size_t have[2] = {0, 0};
+// A grow-only device buffer (the launchers' scratch: split-K partials, padded
+// B, stream-K partials). Allocated on the first (checked, untimed) launch,
+// kept: a launcher that allocated inside the timed region would time cudaMalloc.
+enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kScratchKinds };
+inline float* scratch(Scratch which, size_t floats) {
+    static float* p[kScratchKinds] = {};
+    static size_t have[kScratchKinds] = {};
     if (floats > have[which]) {
         if (p[which]) CHECK(cudaFree(p[which]));
         CHECK(cudaMalloc(&p[which], floats * sizeof(float)));
@@ -663,39 +882,74 @@ inline float* scratch(int which, size_t floats) {
     }
     return p[which];
 }
+// Stream-K's flags, one per block: zero between launches (each owner clears
+// the flags it consumed), so they are cleared only when allocated.
+inline int* streamk_flags(size_t n) {
+    static int* p = nullptr;
+    static size_t have = 0;
+    if (n > have) {
+        if (p) CHECK(cudaFree(p));
+        CHECK(cudaMalloc(&p, n * sizeof(int)));
+        CHECK(cudaMemset(p, 0, n * sizeof(int)));
+        have = n;
+    }
+    return p;
+}
+
+// The B that sgemmCpAsync and sgemmStreamK read: B itself when N % 4 == 0
+// (16-byte copies), else with pad a copy with rows of ldb = N rounded up to 4
+// floats (one pass over B), else B with 4-byte copies. Sets *ldb, *b16, *what.
+inline const float* prepare_b(const float* B, int N, int K, bool pad, int* ldb, bool* b16, std::string* what) {
+    pad = pad && N % 4 != 0;
+    *b16 = N % 4 == 0 || pad;
+    *ldb = N;
+    *what = pad ? " B padded" : *b16 ? "" : " B:4-byte";
+    if (!pad) return B;
+    *ldb = (N + 3) / 4 * 4;
+    float* bp = scratch(kPaddedB, size_t(K) * *ldb);
+    const size_t total = size_t(K) * *ldb;
+    const int blocks = int(std::min<size_t>((total + 255) / 256, 8 * size_t(sm_count())));
+    padColumns<<<blocks, 256>>>(B, bp, K, N, *ldb);
+    CHECK_LAUNCH();
+    return bp;
+}
+
+// > 48 KB of dynamic shared memory must be asked for, once per kernel.
+template <class Kernel>
+void allow_dynamic_smem(Kernel kernel, size_t bytes) {
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               int(cudaSharedmemCarveoutMaxShared)));
+}
+
+template <class T>
+std::string tile_name() {
+    char s[64];
+    std::snprintf(s, sizeof s, "%dx%dx%d w%dx%d s%d", T::BM, T::BN, T::BK, T::WM, T::WN, T::STAGES);
+    return s;
+}
 
 // Runs sgemmCpAsync<T> with `splits` slices of K (1: no split). pad_b: for
 // N % 4 != 0, copy B to a 16-byte-aligned pitch first (else 4-byte copies of B).
 template <class T>
 std::string launch_cpasync_cfg(const float* A, const float* B, float* C, int M, int N, int K, int splits,
                                bool pad_b = true) {
-    const bool pad = pad_b && N % 4 != 0;
-    const bool b16 = N % 4 == 0 || pad;
+    int ldb;
+    bool b16;
+    std::string b_what;
+    const float* b = prepare_b(B, N, K, pad_b, &ldb, &b16, &b_what);
     auto kernel = b16 ? sgemmCpAsync<T, true> : sgemmCpAsync<T, false>;
     static bool configured[2] = {false, false};
-    if (!configured[b16]) {  // > 48 KB of dynamic shared memory must be asked for
-        CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)));
-        CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   int(cudaSharedmemCarveoutMaxShared)));
+    if (!configured[b16]) {
+        allow_dynamic_smem(kernel, T::SMEM);
         configured[b16] = true;
-    }
-    int ldb = N;
-    const float* b = B;
-    if (pad) {
-        ldb = (N + 3) / 4 * 4;
-        float* bp = scratch(1, size_t(K) * ldb);
-        const size_t total = size_t(K) * ldb;
-        const int blocks = int(std::min<size_t>((total + 255) / 256, 8 * size_t(sm_count())));
-        padColumns<<<blocks, 256>>>(B, bp, K, N, ldb);
-        CHECK_LAUNCH();
-        b = bp;
     }
     const int k_tiles = ceil_div(K, T::BK);
     splits = std::max(1, std::min(splits, k_tiles));
     const int k_split = ceil_div(k_tiles, splits) * T::BK;
     splits = ceil_div(K, k_split);  // no empty slice
     const size_t mn = size_t(M) * N;
-    float* partial = splits > 1 ? scratch(0, mn * splits) : nullptr;
+    float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const dim3 block(T::THREADS), grid(ceil_div(M, T::BM) * ceil_div(N, T::BN), 1, splits);
     kernel<<<grid, block, T::SMEM>>>(A, b, C, M, N, K, ldb, k_split, partial);
     CHECK_LAUNCH();
@@ -704,11 +958,76 @@ std::string launch_cpasync_cfg(const float* A, const float* B, float* C, int M, 
         splitKReduce<<<blocks, threads>>>(partial, C, mn, splits);
         CHECK_LAUNCH();
     }
-    char s[160];
-    std::snprintf(s, sizeof s, "%dx%dx%d w%dx%d s%d%s%s", T::BM, T::BN, T::BK, T::WM, T::WN, T::STAGES,
-                  splits > 1 ? (" splitK" + std::to_string(splits)).c_str() : "",
-                  pad ? " B padded" : b16 ? "" : " B:4-byte");
-    return s;
+    return tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") + b_what;
+}
+
+// How sgemmStreamK splits the work of M x N x K over `slots` resident blocks.
+// Only a last wave at most half full is worth splitting; it is split together
+// with one full wave, so that every block gets one to two tiles' worth of
+// k-tiles and a tile is cut between at most two blocks. The waves before
+// stay whole. Measured on the H200 at 2049 x 2047 x 2051 (128 x 128 x 32,
+// 272 tiles for 264 slots): 81% of cuBLAS split this way; 77% when only the
+// 8 tiles of the last wave were shared out over all 264 blocks (every tile
+// in ~33 pieces, which its owner adds one by one); 75% for sgemmCpAsync.
+// With no whole wave (fewer tiles than slots / 2) every tile is split.
+struct StreamKLaunch {
+    StreamK plan;
+    int blocks;
+    bool split() const { return plan.sk_base + plan.sk_extra > 0; }
+};
+inline StreamKLaunch plan_streamk(int M, int N, int K, int bm, int bn, int bk, int slots) {
+    StreamK p{};
+    p.tiles_m = ceil_div(M, bm);
+    p.tiles_n = ceil_div(N, bn);
+    p.iters = ceil_div(K, bk);
+    const long long tiles = 1ll * p.tiles_m * p.tiles_n, full = tiles / slots, rest = tiles % slots;
+    long long blocks = slots, sk_iters = 0;
+    if (rest == 0 || 2 * rest > slots) {  // the waves come out (nearly) even: nothing split
+        p.dp_tiles = int(tiles);
+        blocks = std::min<long long>(slots, tiles);
+    } else {
+        p.dp_tiles = int(full > 0 ? (full - 1) * slots : 0);
+        sk_iters = (tiles - p.dp_tiles) * p.iters;
+        // No whole wave: at least ~4 k-tiles per block, at most one block per k-tile
+        // (an empty range would leave its tile's owner waiting forever).
+        if (full == 0) blocks = std::min(std::min<long long>(slots, sk_iters), std::max(rest, (sk_iters + 3) / 4));
+    }
+    p.sk_base = int(sk_iters / blocks);
+    p.sk_extra = int(sk_iters % blocks);
+    return {p, int(blocks)};
+}
+
+// Runs sgemmStreamK<T>: one wave of persistent blocks.
+// slots: resident blocks to plan for (0: SMs x what fits one SM; the tests
+// pass small numbers to force every kind of split at small sizes).
+template <class T>
+std::string launch_streamk_cfg(const float* A, const float* B, float* C, int M, int N, int K, bool pad_b = true,
+                               int slots = 0) {
+    int ldb;
+    bool b16;
+    std::string b_what;
+    const float* b = prepare_b(B, N, K, pad_b, &ldb, &b16, &b_what);
+    auto kernel = b16 ? sgemmStreamK<T, true> : sgemmStreamK<T, false>;
+    static int per_sm[2] = {0, 0};
+    if (!per_sm[b16]) {
+        allow_dynamic_smem(kernel, T::SMEM);
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[b16], kernel, T::THREADS, T::SMEM));
+        if (per_sm[b16] < 1) {
+            std::fprintf(stderr, "sgemmStreamK %s: no block fits an SM\n", tile_name<T>().c_str());
+            std::exit(1);
+        }
+    }
+    const int resident = sm_count() * per_sm[b16];
+    const StreamKLaunch L = plan_streamk(M, N, K, T::BM, T::BN, T::BK, slots > 0 ? std::min(slots, resident) : resident);
+    float* partials = scratch(kStreamKPartials, size_t(L.blocks) * T::BM * T::BN);
+    int* flags = streamk_flags(L.blocks);
+    kernel<<<L.blocks, T::THREADS, T::SMEM>>>(A, b, C, M, N, K, ldb, L.plan, partials, flags);
+    CHECK_LAUNCH();
+    const long long tiles = 1ll * L.plan.tiles_m * L.plan.tiles_n;
+    char s[128];
+    std::snprintf(s, sizeof s, " P%d tiles %lld = %d whole + %lld split", L.blocks, tiles, L.plan.dp_tiles,
+                  tiles - L.plan.dp_tiles);
+    return tile_name<T>() + s + b_what;
 }
 
 // The configurations `--tune` compares; the launcher below picks among them.
@@ -723,22 +1042,25 @@ using Tile64 = Tile<64, 64, 16, 32, 32, 4, 4>;           // 4 warps, 4 x 8 per t
 struct Config {
     const char* name;
     std::string (*launch)(const float*, const float*, float*, int, int, int, int splits, bool pad_b);
+    std::string (*streamk)(const float*, const float*, float*, int, int, int, bool pad_b, int slots);
     int bm, bn, bk, blocks_per_sm;
     double rate;   // fraction of cuBLAS measured with --tune on the H200 at 4096^3 and 8192^3 (see choose())
     double fixed;  // per-block cost of filling and draining the pipeline, in units of k (see choose())
 };
+#define MATMUL_CONFIG(T) launch_cpasync_cfg<T>, launch_streamk_cfg<T>, T::BM, T::BN, T::BK
 inline const std::vector<Config>& configs() {
     static const std::vector<Config> c = {
-        {"128x128x16 s3", launch_cpasync_cfg<Tile128>, 128, 128, 16, 2, 0.87, 20},
-        {"128x128x32 s3", launch_cpasync_cfg<Tile128k32>, 128, 128, 32, 2, 0.90, 20},
-        {"128x256x16 s3", launch_cpasync_cfg<Tile128x256>, 128, 256, 16, 1, 0.92, 50},
-        {"128x256x32 s3", launch_cpasync_cfg<Tile128x256k32>, 128, 256, 32, 1, 0.93, 50},
-        {"256x128x16 s3", launch_cpasync_cfg<Tile256x128>, 256, 128, 16, 1, 0.83, 50},
-        {"128x64x16 s4", launch_cpasync_cfg<Tile128x64>, 128, 64, 16, 3, 0.84, 15},
-        {"64x64x16 s4", launch_cpasync_cfg<Tile64>, 64, 64, 16, 4, 0.80, 10},
+        {"128x128x16 s3", MATMUL_CONFIG(Tile128), 2, 0.87, 20},
+        {"128x128x32 s3", MATMUL_CONFIG(Tile128k32), 2, 0.90, 20},
+        {"128x256x16 s3", MATMUL_CONFIG(Tile128x256), 1, 0.92, 50},
+        {"128x256x32 s3", MATMUL_CONFIG(Tile128x256k32), 1, 0.93, 50},
+        {"256x128x16 s3", MATMUL_CONFIG(Tile256x128), 1, 0.83, 50},
+        {"128x64x16 s4", MATMUL_CONFIG(Tile128x64), 3, 0.84, 15},
+        {"64x64x16 s4", MATMUL_CONFIG(Tile64), 4, 0.80, 10},
     };
     return c;
 }
+#undef MATMUL_CONFIG
 
 // What the launcher runs for M x N x K: the configuration and split-K factor
 // with the best modelled rate,
@@ -777,6 +1099,42 @@ inline std::string launch_cpasync(const float* A, const float* B, float* C, int 
     return configs()[c.config].launch(A, B, C, M, N, K, c.splits, pad);
 }
 
+// Where stream-K pays: the configuration whose plan_streamk() splits tiles
+// with the best modelled rate, rate x used x (mean k-tiles per slot) / (k-tiles
+// of the busiest block + 3); score -1 if no configuration splits anything.
+// The 3 k-tiles (pipeline fill, the partial sum written and read) are fitted
+// to --tune on the H200: at 2049 x 2047 x 2051 the model gives 0.81 for
+// 128 x 128 x 32 and it measured 0.815 of cuBLAS.
+inline Choice choose_streamk_for(int M, int N, int K, int sms) {
+    Choice best{-1, 1, -1};
+    for (size_t c = 0; c < configs().size(); ++c) {
+        const Config& cfg = configs()[c];
+        const int slots = sms * cfg.blocks_per_sm;
+        const StreamKLaunch L = plan_streamk(M, N, K, cfg.bm, cfg.bn, cfg.bk, slots);
+        if (!L.split()) continue;
+        const StreamK& p = L.plan;
+        const double tiles = double(p.tiles_m) * p.tiles_n;
+        const double busiest = double(p.dp_count(0, L.blocks)) * p.iters + p.sk_base + (p.sk_extra > 0);
+        const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);
+        const double score = cfg.rate * used * (tiles * p.iters / slots) / (busiest + 3);
+        if (score > best.score) best = {int(c), 1, score};
+    }
+    return best;
+}
+
+// sgemmStreamK where it pays (a mostly idle last wave), else sgemmCpAsync's
+// own choice; the launch column says which ran. The model is rough (on the
+// H200 it picked a split measured 5 points below sgemmCpAsync at 1031 x 2053
+// x 4099), so stream-K must beat sgemmCpAsync's modelled rate by 5%.
+constexpr double kStreamKMargin = 1.05;
+inline bool prefer_streamk(const Choice& sk, const Choice& dp) { return sk.score > kStreamKMargin * dp.score; }
+inline std::string launch_streamk(const float* A, const float* B, float* C, int M, int N, int K) {
+    const Choice sk = choose_streamk_for(M, N, K, sm_count()), dp = choose(M, N, K);
+    const bool pad = double(M) * N * K >= double(1 << 30);
+    if (prefer_streamk(sk, dp)) return configs()[sk.config].streamk(A, B, C, M, N, K, pad, 0);
+    return configs()[dp.config].launch(A, B, C, M, N, K, dp.splits, pad) + " (ran sgemmCpAsync: no idle wave)";
+}
+
 // Every kernel of the chapter, in teaching order.
 inline const std::vector<Kernel>& kernels() {
     static const std::vector<Kernel> k = {
@@ -788,6 +1146,7 @@ inline const std::vector<Kernel>& kernels() {
         {"sgemmVectorize", launch_vectorize, "16-byte loads, A transposed in smem, LDS.128"},
         {"sgemmWarptiling", launch_warptiling, "warp tiles 64x32, conflict-free LDS.128"},
         {"sgemmCpAsync", launch_cpasync, "multi-stage cp.async pipeline, grouped blocks, split-K"},
+        {"sgemmStreamK", launch_streamk, "persistent blocks, equal shares of k-tiles (stream-K)"},
     };
     return k;
 }

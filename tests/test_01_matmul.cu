@@ -169,6 +169,51 @@ INSTANTIATE_TEST_SUITE_P(AllConfigs, CpAsyncConfig, ::testing::Range(0, int(matm
                              return n;
                          });
 
+// ---- sgemmStreamK: every configuration, every kind of split ----------------
+// `slots` (the resident blocks planned for) is made small so that small shapes
+// take every branch of plan_streamk(): everything whole, a partial last wave
+// split with one full wave, fewer tiles than blocks (a tile split over many
+// blocks), K not a multiple of BK (the last k-tile computes K % BK columns).
+class StreamKConfig : public ::testing::TestWithParam<int> {};
+
+TEST_P(StreamKConfig, ExactOnIntegersAtEveryKindOfSplit) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Config& cfg = matmul::configs()[GetParam()];
+    for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
+                    Shape{257, 131, 1000}, Shape{300, 516, 33}, Shape{513, 1025, 257}})
+        for (int slots : {1, 2, 3, 5, 7, 16, 0})
+            for (bool pad : {true, false}) {
+                const Data& d = integer_data(s);
+                std::string what;
+                const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                    what = cfg.streamk(A, B, C, s.m, s.n, s.k, pad, slots);
+                });
+                const Result r = compare(got, d, 0.0);
+                EXPECT_EQ(r.bad, 0u) << cfg.name << " streamK slots " << slots << " (" << what << ") on "
+                                     << name_of(s) << ": " << describe(r, s);
+            }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllConfigs, StreamKConfig, ::testing::Range(0, int(matmul::configs().size())),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                             std::string n = matmul::configs()[p.param].name;
+                             for (char& c : n) if (c == ' ') c = '_';
+                             return n;
+                         });
+
+// The same launch twice gives the same bits: the owner adds the partial sums
+// in a fixed order (no atomics).
+TEST(StreamK, SplitTilesAreBitReproducible) {
+    SKIP_WITHOUT_GPU();
+    const Shape s{515, 517, 1999};
+    const Data d = make_data(s, 9, false);
+    const matmul::Config& cfg = matmul::configs()[3];  // 128x256x32: 15 tiles over 7 slots
+    const auto launch = [&](const float* A, const float* B, float* C) { cfg.streamk(A, B, C, s.m, s.n, s.k, true, 7); };
+    const std::vector<float> a = run(d, s, launch), b = run(d, s, launch);
+    EXPECT_EQ(compare(a, d, matmul::tolerance_factor(s.k)).bad, 0u);
+    EXPECT_TRUE(a == b);
+}
+
 // ---- Deliberately wrong kernels must be caught -----------------------------
 // dropLastK: the classic off-by-one, `k < K - 1`. missOneTerm: a single
 // element of C loses a single term of its sum, the smallest error a tiling
@@ -310,6 +355,64 @@ TEST(MatmulCpu, ToleranceAdmitsRoundingButNotADroppedTerm) {
         for (int k = 0; k < K; ++k) caught += std::fabs(double(a[k]) * b[k]) > tol;
         if (K <= 4096) EXPECT_GE(caught, 0.85 * K) << "K " << K << ": tolerance " << tol;
     }
+}
+
+// plan_streamk() on the CPU, for many tile counts, k-tiles and slots: every
+// k-tile of every tile is computed by exactly one block; every block has
+// work; a split tile's owner (the block with its first k-tile) finishes with
+// it, and the blocks the kernel waits for are exactly the others that hold a
+// piece of it, each as their first split piece.
+TEST(StreamKPlan, EveryKTileOnceAndOwnersWaitForTheRightBlocks) {
+    int plans = 0, split_plans = 0;
+    for (int m : {1, 100, 128, 129, 1000, 2049, 4097})
+        for (int n : {1, 256, 257, 2047, 4095})
+            for (int k : {1, 31, 32, 33, 257, 2051})
+                for (int slots : {1, 2, 7, 132, 264}) {
+                    const matmul::StreamKLaunch L = matmul::plan_streamk(m, n, k, 128, 256, 32, slots);
+                    const matmul::StreamK& p = L.plan;
+                    const int tiles = p.tiles_m * p.tiles_n;
+                    ASSERT_GE(L.blocks, 1);
+                    ASSERT_LE(L.blocks, slots);
+                    std::vector<int> done(size_t(tiles) * p.iters, 0);
+                    std::vector<std::vector<int>> holders(tiles);  // blocks with a piece not starting the tile
+                    std::vector<int> owner(tiles, -1);
+                    for (int c = 0; c < L.blocks; ++c) {
+                        const int total = matmul::block_iters(p, c, L.blocks);
+                        const int first_split = p.dp_count(c, L.blocks) * p.iters;
+                        ASSERT_GT(total, 0) << "block " << c << " has no work";
+                        int piece_first = 0;  // j of the current piece's first k-tile
+                        for (int j = 0; j < total; ++j) {  // the kernel's loop
+                            const matmul::Step st = matmul::locate(p, c, L.blocks, j);
+                            ASSERT_TRUE(st.t >= 0 && st.t < tiles && st.kb >= 0 && st.kb <= st.kt && st.kt < p.iters);
+                            ++done[size_t(st.t) * p.iters + st.kt];
+                            if (j == piece_first) EXPECT_EQ(st.kb, st.kt) << "kb is the piece's first k-tile";
+                            if (st.kt + 1 < p.iters && j + 1 < total) continue;
+                            if (st.kb > 0) {  // parks a partial sum
+                                EXPECT_GE(st.t, p.dp_tiles);
+                                EXPECT_EQ(piece_first, first_split) << "a partial must be the first split piece";
+                                holders[st.t].push_back(c);
+                            } else if (st.kt + 1 < p.iters) {
+                                owner[st.t] = c;  // the last piece of the block, by the loop's construction
+                            }
+                            piece_first = j + 1;
+                        }
+                    }
+                    for (int v : done) ASSERT_EQ(v, 1) << m << "x" << n << "x" << k << " slots " << slots;
+                    bool split = false;
+                    for (int t = 0; t < tiles; ++t) {
+                        if (holders[t].empty()) continue;
+                        split = true;
+                        ASSERT_GE(owner[t], 0);
+                        std::vector<int> waited;  // what the kernel's owner loop waits for
+                        const int tile_end = (t - p.dp_tiles + 1) * p.iters;
+                        for (int c = owner[t] + 1; c < L.blocks && p.sk_begin(c) < tile_end; ++c) waited.push_back(c);
+                        EXPECT_EQ(waited, holders[t]);
+                        if (p.dp_tiles > 0) EXPECT_EQ(p.dp_tiles % L.blocks, 0);
+                    }
+                    ++plans;
+                    split_plans += split;
+                }
+    EXPECT_GT(split_plans, plans / 8) << "too few plans split any tile";
 }
 
 TEST(MatmulCpu, ShapeLimits) {
