@@ -14,14 +14,19 @@
 // seeds' pitfall (an unguarded grid) is in pitfalls(), never in the default run.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/timer.cuh"
 
 namespace matmul {
 
@@ -1099,40 +1104,88 @@ inline std::string launch_cpasync(const float* A, const float* B, float* C, int 
     return configs()[c.config].launch(A, B, C, M, N, K, c.splits, pad);
 }
 
-// Where stream-K pays: the configuration whose plan_streamk() splits tiles
-// with the best modelled rate, rate x used x (mean k-tiles per slot) / (k-tiles
-// of the busiest block + 3); score -1 if no configuration splits anything.
-// The 3 k-tiles (pipeline fill, the partial sum written and read) are fitted
-// to --tune on the H200: at 2049 x 2047 x 2051 the model gives 0.81 for
-// 128 x 128 x 32 and it measured 0.815 of cuBLAS.
+// Where stream-K pays: wave quantization. Among the configurations with tiles
+// of at least 128 x 128 (the smaller tiles' persistent loop measured 3-15%
+// slower than sgemmCpAsync's at 4096^3 on the H200, against 6% for these)
+// whose plan_streamk() splits a last wave at most half full (or fewer tiles
+// than half the slots), the one with the best modelled rate,
+//     rate x used x (mean k-tiles per slot) / (k-tiles of the busiest block + fixed / BK),
+// with choose()'s measured rate and fixed cost (columns of k); score -1 if
+// none qualifies. At 2049 x 2047 x 2051 this gives 0.85 for 128 x 256 x 32,
+// which measured 0.820 of cuBLAS in --tune (sgemmCpAsync's best: 0.752).
 inline Choice choose_streamk_for(int M, int N, int K, int sms) {
     Choice best{-1, 1, -1};
     for (size_t c = 0; c < configs().size(); ++c) {
         const Config& cfg = configs()[c];
+        if (cfg.bm < 128 || cfg.bn < 128) continue;
         const int slots = sms * cfg.blocks_per_sm;
         const StreamKLaunch L = plan_streamk(M, N, K, cfg.bm, cfg.bn, cfg.bk, slots);
-        if (!L.split()) continue;
         const StreamK& p = L.plan;
         const double tiles = double(p.tiles_m) * p.tiles_n;
+        if (!L.split()) continue;
         const double busiest = double(p.dp_count(0, L.blocks)) * p.iters + p.sk_base + (p.sk_extra > 0);
         const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);
-        const double score = cfg.rate * used * (tiles * p.iters / slots) / (busiest + 3);
+        const double score = cfg.rate * used * (tiles * p.iters / slots) / (busiest + double(cfg.fixed) / cfg.bk);
         if (score > best.score) best = {int(c), 1, score};
     }
     return best;
 }
 
 // sgemmStreamK where it pays (a mostly idle last wave), else sgemmCpAsync's
-// own choice; the launch column says which ran. The model is rough (on the
-// H200 it picked a split measured 5 points below sgemmCpAsync at 1031 x 2053
-// x 4099), so stream-K must beat sgemmCpAsync's modelled rate by 5%.
-constexpr double kStreamKMargin = 1.05;
-inline bool prefer_streamk(const Choice& sk, const Choice& dp) { return sk.score > kStreamKMargin * dp.score; }
+// own choice; the launch column says which ran.
+inline bool prefer_streamk(const Choice& sk, const Choice& dp) { return sk.score > dp.score; }
 inline std::string launch_streamk(const float* A, const float* B, float* C, int M, int N, int K) {
     const Choice sk = choose_streamk_for(M, N, K, sm_count()), dp = choose(M, N, K);
     const bool pad = double(M) * N * K >= double(1 << 30);
     if (prefer_streamk(sk, dp)) return configs()[sk.config].streamk(A, B, C, M, N, K, pad, 0);
     return configs()[dp.config].launch(A, B, C, M, N, K, dp.splits, pad) + " (ran sgemmCpAsync: no idle wave)";
+}
+
+// sgemmAutotuned: no new kernel, a launcher that measures instead of
+// modelling. The first call for a shape times every configuration of
+// sgemmCpAsync x split-K {1, 2, 3, 4, 6, 8} and of sgemmStreamK (a warm-up
+// and the median of 3 each) and keeps the fastest for that shape; later calls
+// run it. (cuBLASLt's algorithm search and Triton's autotune do the same.)
+// Below kAutotuneMinFlops a launch takes microseconds and the models of
+// sgemmCpAsync and sgemmStreamK decide; so they do with MATMUL_AUTOTUNE=model
+// in the environment (profile.sh: under ncu every trial launch would be
+// replayed and profiled). The launch column says what ran.
+// Look for: the row that is never below the two before it, and where it
+// differs from their model-based choices.
+constexpr double kAutotuneMinFlops = double(1 << 27);
+struct Tuned { int config, splits; };  // splits 0: sgemmStreamK
+inline std::string launch_tuned(const Tuned& t, const float* A, const float* B, float* C, int M, int N, int K) {
+    const bool pad = double(M) * N * K >= double(1 << 30);
+    const Config& cfg = configs()[t.config];
+    return t.splits > 0 ? cfg.launch(A, B, C, M, N, K, t.splits, pad) : cfg.streamk(A, B, C, M, N, K, pad, 0);
+}
+inline std::string launch_autotuned(const float* A, const float* B, float* C, int M, int N, int K) {
+    static std::map<std::array<int, 3>, Tuned> cache;
+    const std::array<int, 3> key = {M, N, K};
+    static const bool model_only = [] {
+        const char* e = std::getenv("MATMUL_AUTOTUNE");
+        return e && std::string(e) == "model";
+    }();
+    const bool measure = !model_only && 2.0 * M * N * K >= kAutotuneMinFlops;
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+        Tuned best{0, 1};
+        if (!measure) {
+            const Choice sk = choose_streamk_for(M, N, K, sm_count()), dp = choose(M, N, K);
+            best = prefer_streamk(sk, dp) ? Tuned{sk.config, 0} : Tuned{dp.config, dp.splits};
+        } else {
+            double best_ms = std::numeric_limits<double>::infinity();
+            for (int c = 0; c < int(configs().size()); ++c)
+                for (int splits : {0, 1, 2, 3, 4, 6, 8}) {
+                    const Tuned t{c, splits};
+                    const double ms = common::time_median_ms([&] { launch_tuned(t, A, B, C, M, N, K); }, 1, 3);
+                    if (ms < best_ms) { best_ms = ms; best = t; }
+                }
+        }
+        it = cache.emplace(key, best).first;
+    }
+    return launch_tuned(it->second, A, B, C, M, N, K) + (it->second.splits == 0 ? " streamK" : "") +
+           (measure ? " (autotuned)" : model_only ? " (model: MATMUL_AUTOTUNE=model)" : " (model: tiny)");
 }
 
 // Every kernel of the chapter, in teaching order.
@@ -1147,6 +1200,7 @@ inline const std::vector<Kernel>& kernels() {
         {"sgemmWarptiling", launch_warptiling, "warp tiles 64x32, conflict-free LDS.128"},
         {"sgemmCpAsync", launch_cpasync, "multi-stage cp.async pipeline, grouped blocks, split-K"},
         {"sgemmStreamK", launch_streamk, "persistent blocks, equal shares of k-tiles (stream-K)"},
+        {"sgemmAutotuned", launch_autotuned, "the fastest configuration, measured once per shape"},
     };
     return k;
 }

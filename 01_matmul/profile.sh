@@ -16,5 +16,6 @@ m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_c
 mkdir -p "$dir/results"
 args=${PROFILE_ARGS:---m 4096 --n 4096 --k 4096}
 echo "== ncu on $prog $args (first launch of each kernel)"
-${NCU:-ncu} --clock-control none --print-units base --csv --metrics "$m" "$prog" $args --reps 1 --warmup 0 |
+# sgemmAutotuned's search (~200 trial launches) is not profiled: it takes the model's choice here.
+MATMUL_AUTOTUNE=model ${NCU:-ncu} --clock-control none --print-units base --csv --metrics "$m" "$prog" $args --reps 1 --warmup 0 |
     python3 "$dir/ncu_roofline.py" "$dir/results/${gpu}_ncu.csv"
