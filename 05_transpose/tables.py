@@ -6,9 +6,7 @@ before transposeSectorAligned existed (every other transpose kernel) and the fas
 each as a fraction of copyVec4 measured in the same run. --check changes nothing and exits 1
 if the README differs from what the CSV gives. Standard library only.
 """
-import glob
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -36,27 +34,5 @@ def best_table(path):
     return "\n".join(out)
 
 
-def main(argv):
-    check = "--check" in argv
-    args = [a for a in argv[1:] if a != "--check"]
-    chapter = args[0] if args else os.path.dirname(os.path.abspath(__file__))
-    readme_path = os.path.join(chapter, "README.md")
-    readme = open(readme_path).read()
-    new = readme
-    for path in sorted(glob.glob(os.path.join(chapter, "results", "*.csv"))):
-        gpu = os.path.splitext(os.path.basename(path))[0]
-        if "_" in gpu:
-            continue
-        pat = re.compile(r"(<!-- best:%s:begin -->\n)(?:.*?\n)?(<!-- best:%s:end -->)" % (gpu, gpu), re.S)
-        new = pat.sub(lambda m: m.group(1) + best_table(path) + "\n" + m.group(2), new)
-    if check:
-        if new != readme:
-            sys.exit("%s: the best-per-shape table is not what its CSV gives: run make readme-tables" % readme_path)
-        return
-    if new != readme:
-        open(readme_path, "w").write(new)
-        print("updated", readme_path)
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    results.update_marked_tables(sys.argv, __file__, "best", best_table)

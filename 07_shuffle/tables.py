@@ -6,9 +6,7 @@ what its launcher ran, its GB/s (A and x read once, y written once) and cub::Dev
 GB/s (A read once) in the same run, and their ratio (the chapter's goal: >= 0.90). --check
 changes nothing and exits 1 if the README differs from what the CSV gives. Standard library only.
 """
-import glob
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -32,27 +30,5 @@ def best_table(path):
             p, best["kernel"], best["launch"], float(best[rate]), float(cub[rate]),
             float(best[rate]) / float(cub[rate])))
     return "\n".join(out)
-def main(argv):
-    check = "--check" in argv
-    args = [a for a in argv[1:] if a != "--check"]
-    chapter = args[0] if args else os.path.dirname(os.path.abspath(__file__))
-    readme_path = os.path.join(chapter, "README.md")
-    readme = open(readme_path).read()
-    new = readme
-    for path in sorted(glob.glob(os.path.join(chapter, "results", "*.csv"))):
-        gpu = os.path.splitext(os.path.basename(path))[0]
-        if "_" in gpu:
-            continue
-        pat = re.compile(r"(<!-- best:%s:begin -->\n)(?:.*?\n)?(<!-- best:%s:end -->)" % (gpu, gpu), re.S)
-        new = pat.sub(lambda m: m.group(1) + best_table(path) + "\n" + m.group(2), new)
-    if check:
-        if new != readme:
-            sys.exit("%s: the best-per-shape table is not what its CSV gives: run make readme-tables" % readme_path)
-        return
-    if new != readme:
-        open(readme_path, "w").write(new)
-        print("updated", readme_path)
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    results.update_marked_tables(sys.argv, __file__, "best", best_table)

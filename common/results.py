@@ -1,6 +1,8 @@
 """results.py - read a results CSV written by common/report.hpp (stdlib only)."""
 import csv
+import glob
 import os
+import re
 import sys
 
 
@@ -39,3 +41,29 @@ def csv_argument():
     if len(sys.argv) != 2:
         sys.exit("usage: %s RESULTS.csv" % os.path.basename(sys.argv[0]))
     return sys.argv[1]
+
+
+def update_marked_tables(argv, chapter_file, marker, table):
+    """A chapter's tables.py main: `tables.py [--check] [CHAPTER_DIR]`. For every
+    results/GPU.csv (not GPU_something.csv), puts table(csv_path) between
+    <!-- MARKER:GPU:begin --> and <!-- MARKER:GPU:end --> in the chapter README.
+    --check changes nothing and exits 1 if the README differs from what the CSVs give."""
+    check = "--check" in argv
+    args = [a for a in argv[1:] if a != "--check"]
+    chapter = args[0] if args else os.path.dirname(os.path.abspath(chapter_file))
+    readme_path = os.path.join(chapter, "README.md")
+    readme = open(readme_path).read()
+    new = readme
+    for path in sorted(glob.glob(os.path.join(chapter, "results", "*.csv"))):
+        gpu = os.path.splitext(os.path.basename(path))[0]
+        if "_" in gpu:
+            continue
+        pat = re.compile(r"(<!-- %s:%s:begin -->\n)(?:.*?\n)?(<!-- %s:%s:end -->)" % (marker, gpu, marker, gpu), re.S)
+        new = pat.sub(lambda m: m.group(1) + table(path) + "\n" + m.group(2), new)
+    if check:
+        if new != readme:
+            sys.exit("%s: the %s table is not what its CSV gives: run make readme-tables" % (readme_path, marker))
+        return
+    if new != readme:
+        open(readme_path, "w").write(new)
+        print("updated", readme_path)
