@@ -165,6 +165,22 @@ struct Options {
     bool pitfalls = false, tune = false;
 };
 
+// One launch's time in ms (events around it), for deciding how many repetitions a slow kernel gets.
+float time_once(const std::function<void()>& launch) {
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
+    launch();
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return ms;
+}
+
 bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common::Report& report) {
     const size_t na = size_t(s.m) * s.k, nb = size_t(s.k) * s.n, nc = size_t(s.m) * s.n;
     const std::string problem = name_of(s);
@@ -188,32 +204,14 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
     auto run_one = [&](const std::string& name, const std::function<std::string()>& launch, bool is_peer,
                        double peer_ms, bool pitfall) {
         dC.poison();
-        cudaEvent_t e0, e1;
-        CHECK(cudaEventCreate(&e0));
-        CHECK(cudaEventCreate(&e1));
-        CHECK(cudaEventRecord(e0));
-        std::string what = launch();
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        float first_ms = 0;
-        CHECK(cudaEventElapsedTime(&first_ms, e0, e1));
-        CHECK(cudaEventDestroy(e0));
-        CHECK(cudaEventDestroy(e1));
+        std::string what;
+        float first_ms = time_once([&] { what = launch(); });
         dC.download(got);
         std::string why;
         const common::Comparison c = ver.check(got, !is_peer, &why);
         if (is_peer && !ver.full) ver.peer = got;
-        if (first_ms > 100) {  // the first launch may have included set-up (sgemmAutotuned's search): once more
-            CHECK(cudaEventCreate(&e0));
-            CHECK(cudaEventCreate(&e1));
-            CHECK(cudaEventRecord(e0));
-            launch();
-            CHECK(cudaEventRecord(e1));
-            CHECK(cudaEventSynchronize(e1));
-            CHECK(cudaEventElapsedTime(&first_ms, e0, e1));
-            CHECK(cudaEventDestroy(e0));
-            CHECK(cudaEventDestroy(e1));
-        }
+        // A slow first launch may have included set-up (sgemmAutotuned's search): time one more.
+        if (first_ms > 100) first_ms = time_once([&] { launch(); });
         int r = reps, w = warmup;
         if (first_ms > 100) {
             r = std::max(1, std::min(reps, int(1500 / first_ms)));

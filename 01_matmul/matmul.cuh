@@ -1,5 +1,7 @@
 // matmul.cuh - single-precision matrix multiply, from the seeds' naive kernel to
-// a multi-stage cp.async SGEMM at cuBLAS speed.
+// a multi-stage cp.async SGEMM at cuBLAS speed, a persistent stream-K kernel for
+// the shapes whose tiles leave a wave idle, and a launcher that picks the
+// fastest configuration per shape by measuring it.
 //
 // C (M x N) = A (M x K) * B (K x N), all row-major float:
 //     C[i * N + j] = sum_k A[i * K + k] * B[k * N + j]
@@ -622,20 +624,21 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
 //    (where tiles are split, dp_tiles is a multiple of P: every block gets as
 //    many whole tiles, and then its split range);
 //  - the k-iterations of the remaining tiles (a last wave at most half full,
-//    and one full wave) are cut into P equal, contiguous ranges, one per block. A tile cut between blocks is finished by the block
-//    that did its first k-tile (its "owner", for which it is the last piece
-//    of work): the others park their partial sums in `partials` and raise a
-//    flag; the owner waits for the flags, adds the partials in block order
-//    (deterministic) and writes C.
+//    and one full wave) are cut into P equal, contiguous ranges, one per
+//    block. A tile cut between blocks is finished by the block that did its
+//    first k-tile (its "owner", for which it is the last piece of work): the
+//    others park their partial sums in `partials` and raise a flag; the owner
+//    waits for the flags, adds the partials in block order (deterministic)
+//    and writes C.
 // The cp.async pipeline runs across tile boundaries: the first k-tiles of the
 // next tile are loaded while the last ones of the current tile are computed
 // and written. A last k-tile of K % BK columns computes only those columns.
 // The owner's wait needs every block of the grid resident at once: the
 // launcher sizes P from cudaOccupancyMaxActiveBlocksPerMultiprocessor, and a
 // wait that takes ~seconds traps instead of hanging.
-// Look for: the shapes where sgemmCpAsync loses a wave (2049 x 2047 x 2051:
-// 272 tiles of 128 x 128 for 264 slots) or spends much of each tile filling
-// and draining its pipeline (small K).
+// Look for: the shapes where sgemmCpAsync loses most of a wave (2049 x 2047 x
+// 2051: 272 tiles of 128 x 128 for 264 slots); and the ~6% the persistent
+// loop costs where nothing is split (why the launcher then runs sgemmCpAsync).
 struct StreamK {
     int tiles_m, tiles_n;  // output tiles
     int iters;             // k-tiles per output tile: ceil(K / BK)
@@ -646,7 +649,9 @@ struct StreamK {
 };
 
 // Where local iteration j of block c (of `blocks`) falls: tile t, its k-tile
-// kt, and kb, the first k-tile of the piece of t that this block computes.
+// kt, and kb, the first k-tile of the piece of t that this block computes
+// (the kernel takes kb from the piece's first iteration; the tests check
+// that the two agree).
 // Stateless (a few integer divisions per k-tile), so the kernel's main loop
 // keeps no walker in registers.
 struct Step { int t, kt, kb; };

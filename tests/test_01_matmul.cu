@@ -141,7 +141,23 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, MatmulKernelFloat, ::testing::Range(0, int(
                              return std::string(matmul::kernels()[p.param].name);
                          });
 
-// ---- Every sgemmCpAsync configuration x split-K, not only the launcher's pick
+// ---- Every configuration x split-K and x stream-K split, not only the launchers' picks
+// One configuration's launch on integer data must be exact; `label` says which variant.
+template <class Launch>
+void expect_exact(const Shape& s, const std::string& label, Launch&& launch) {
+    const Data& d = integer_data(s);
+    std::string what;
+    const std::vector<float> got =
+        run(d, s, [&](const float* A, const float* B, float* C) { what = launch(A, B, C); });
+    const Result r = compare(got, d, 0.0);
+    EXPECT_EQ(r.bad, 0u) << label << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
+}
+std::string config_test_name(const ::testing::TestParamInfo<int>& p) {
+    std::string n = matmul::configs()[p.param].name;
+    for (char& c : n) if (c == ' ') c = '_';
+    return n;
+}
+
 class CpAsyncConfig : public ::testing::TestWithParam<int> {};
 
 TEST_P(CpAsyncConfig, ExactOnIntegersAtEverySplit) {
@@ -150,30 +166,21 @@ TEST_P(CpAsyncConfig, ExactOnIntegersAtEverySplit) {
     for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
                     Shape{257, 131, 1000}, Shape{64, 64, 64}, Shape{300, 516, 33}})
         for (int splits : {1, 2, 3, 5, 16})
-          for (bool pad : {true, false}) {
-            const Data& d = integer_data(s);
-            std::string what;
-            const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
-                what = cfg.launch(A, B, C, s.m, s.n, s.k, splits, pad);
-            });
-            const Result r = compare(got, d, 0.0);
-            EXPECT_EQ(r.bad, 0u) << cfg.name << " splitK " << splits << " (" << what << ") on " << name_of(s) << ": "
-                                 << describe(r, s);
-        }
+            for (bool pad : {true, false})
+                expect_exact(s, std::string(cfg.name) + " splitK " + std::to_string(splits),
+                             [&](const float* A, const float* B, float* C) {
+                                 return cfg.launch(A, B, C, s.m, s.n, s.k, splits, pad);
+                             });
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConfigs, CpAsyncConfig, ::testing::Range(0, int(matmul::configs().size())),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                             std::string n = matmul::configs()[p.param].name;
-                             for (char& c : n) if (c == ' ') c = '_';
-                             return n;
-                         });
+                         config_test_name);
 
-// ---- sgemmStreamK: every configuration, every kind of split ----------------
-// `slots` (the resident blocks planned for) is made small so that small shapes
-// take every branch of plan_streamk(): everything whole, a partial last wave
-// split with one full wave, fewer tiles than blocks (a tile split over many
-// blocks), K not a multiple of BK (the last k-tile computes K % BK columns).
+// sgemmStreamK: `slots` (the resident blocks planned for) is made small so
+// that small shapes take every branch of plan_streamk(): everything whole, a
+// partial last wave split with one full wave, fewer tiles than blocks (a tile
+// split over many blocks), K not a multiple of BK (the last k-tile computes
+// K % BK columns).
 class StreamKConfig : public ::testing::TestWithParam<int> {};
 
 TEST_P(StreamKConfig, ExactOnIntegersAtEveryKindOfSplit) {
@@ -182,24 +189,15 @@ TEST_P(StreamKConfig, ExactOnIntegersAtEveryKindOfSplit) {
     for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
                     Shape{257, 131, 1000}, Shape{300, 516, 33}, Shape{513, 1025, 257}})
         for (int slots : {1, 2, 3, 5, 7, 16, 0})
-            for (bool pad : {true, false}) {
-                const Data& d = integer_data(s);
-                std::string what;
-                const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
-                    what = cfg.streamk(A, B, C, s.m, s.n, s.k, pad, slots);
-                });
-                const Result r = compare(got, d, 0.0);
-                EXPECT_EQ(r.bad, 0u) << cfg.name << " streamK slots " << slots << " (" << what << ") on "
-                                     << name_of(s) << ": " << describe(r, s);
-            }
+            for (bool pad : {true, false})
+                expect_exact(s, std::string(cfg.name) + " streamK slots " + std::to_string(slots),
+                             [&](const float* A, const float* B, float* C) {
+                                 return cfg.streamk(A, B, C, s.m, s.n, s.k, pad, slots);
+                             });
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConfigs, StreamKConfig, ::testing::Range(0, int(matmul::configs().size())),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                             std::string n = matmul::configs()[p.param].name;
-                             for (char& c : n) if (c == ' ') c = '_';
-                             return n;
-                         });
+                         config_test_name);
 
 // The same launch twice gives the same bits: the owner adds the partial sums
 // in a fixed order (no atomics).
