@@ -11,31 +11,28 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace common {
 
 // "" if `path` can be written as an output file, else why not. Checked while
-// parsing, so a run cannot lose its results at the end. Creates and
-// truncates nothing: an existing file must be a writable regular file; a new
-// one needs an existing, writable folder.
+// parsing, so a run cannot lose its results at the end. The check opens the
+// file for writing, which is the only test that holds everywhere (a root user
+// passes access() on /proc, and a full or read-only file system answers only
+// an open): an existing file is opened without truncation and left as it was;
+// a new one is created and removed again.
 inline std::string output_file_problem(const std::string& path) {
     if (path.empty()) return "an empty file name";
     struct stat st;
-    if (stat(path.c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return "'" + path + "' is a folder";
-        if (access(path.c_str(), W_OK) != 0) return "'" + path + "' is not writable (" + std::strerror(errno) + ")";
-        return "";
-    }
-    if (errno != ENOENT) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
-    const size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (stat(dir.c_str(), &st) != 0)
-        return "cannot write '" + path + "': folder '" + dir + "' (" + std::strerror(errno) + ")";
-    if (!S_ISDIR(st.st_mode)) return "cannot write '" + path + "': '" + dir + "' is not a folder";
-    if (access(dir.c_str(), W_OK | X_OK) != 0)
-        return "cannot write '" + path + "': folder '" + dir + "' is not writable (" + std::strerror(errno) + ")";
+    const bool exists = stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) return "'" + path + "' is a folder";
+    if (!exists && errno != ENOENT) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
+    const int fd = exists ? open(path.c_str(), O_WRONLY) : open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
+    close(fd);
+    if (!exists) unlink(path.c_str());
     return "";
 }
 
@@ -66,9 +63,19 @@ class Cli {
         return *this;
     }
 
+    // Options of which a command line may give at most one (modes that each
+    // run something else): giving two is refused like any bad value.
+    Cli& exclusive(std::vector<std::string> names) {
+        exclusive_.push_back(std::move(names));
+        return *this;
+    }
+
     // Returns "" on success, else the reason. Accepts "--name value" and "--name=value".
+    // An option given twice is refused (no silent last-wins), and so are two
+    // options of one exclusive() group.
     std::string parse(int argc, const char* const* argv) {
         command_line_.clear();
+        given_.clear();
         for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + std::string(argv[i]);
         for (int i = 1; i < argc; ++i) {
             std::string arg = argv[i], value;
@@ -79,6 +86,8 @@ class Cli {
             if (inline_value) { value = arg.substr(eq + 1); arg = arg.substr(0, eq); }
             const Opt* o = find(arg.substr(2));
             if (!o) return "unknown option '" + arg + "'";
+            if (given(o->name)) return arg + " given twice";
+            given_.push_back(o->name);
             if (o->kind == Kind::Flag) {
                 if (inline_value) return arg + " takes no value";
                 *o->flag = true;
@@ -91,7 +100,21 @@ class Cli {
             const std::string err = o->kind == Kind::Int ? set_int(*o, value) : set_text(*o, value);
             if (!err.empty()) return err;
         }
+        for (const std::vector<std::string>& group : exclusive_) {
+            std::string first;
+            for (const std::string& name : group) {
+                if (!given(name)) continue;
+                if (!first.empty()) return "--" + first + " and --" + name + " cannot be combined (each is a mode of its own)";
+                first = name;
+            }
+        }
         return "";
+    }
+
+    // Whether --name was on the command line (a default can then mean "not asked for").
+    bool given(const std::string& name) const {
+        for (const std::string& g : given_) if (g == name) return true;
+        return false;
     }
 
     bool help_requested() const { return help_; }
@@ -110,11 +133,18 @@ class Cli {
     // What main() calls: exits 0 after --help, 2 after a bad command line.
     void parse_or_exit(int argc, const char* const* argv) {
         const std::string err = parse(argc, argv);
-        if (!err.empty()) {
-            std::fprintf(stderr, "%s: %s\n\n%s", program_.c_str(), err.c_str(), usage().c_str());
-            std::exit(2);
-        }
+        if (!err.empty()) fail(err);
         if (help_) { std::printf("%s", usage().c_str()); std::exit(0); }
+    }
+
+    // A command line refused after parsing (a size check, a pitfall without
+    // --pitfalls): "program: why", the usage, exit 2. Empty `why`: returns.
+    void fail_if(const std::string& why) const {
+        if (!why.empty()) fail(why);
+    }
+    [[noreturn]] void fail(const std::string& why) const {
+        std::fprintf(stderr, "%s: %s\n\n%s", program_.c_str(), why.c_str(), usage().c_str());
+        std::exit(2);
     }
 
   private:
@@ -184,10 +214,12 @@ class Cli {
 
     std::string program_, summary_, command_line_;
     std::vector<Opt> opts_;
+    std::vector<std::string> given_;
+    std::vector<std::vector<std::string>> exclusive_;
     bool help_ = false;
 };
 
-// The options every chapter's program takes (CONVENTIONS.md section 3).
+// The options every chapter's program takes (CONTRIBUTING.md, "Program contract").
 struct CommonOptions {
     int64_t reps = 20;    // timed repetitions; the median is reported
     int64_t warmup = 3;   // untimed launches first (module load, clocks, caches)

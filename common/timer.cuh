@@ -1,5 +1,6 @@
 // timer.cuh - time a launch with CUDA events: warm-up first, then the median.
 #pragma once
+#include <string>
 #include <vector>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -50,6 +51,63 @@ double time_median_ms(Launch&& launch, int warmup, int reps, Prepare&& prepare) 
 template <class Launch>
 double time_median_ms(Launch&& launch, int warmup, int reps) {
     return time_median_ms(launch, warmup, reps, [] {});
+}
+
+// One launch between two events, in ms (no warm-up): how long a first,
+// checked launch took, which decides how many repetitions a slow kernel gets.
+template <class Launch>
+float time_once_ms(Launch&& launch) {
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
+    launch();
+    CHECK_LAUNCH();
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return ms;
+}
+
+// The one rule for slow kernels, in every chapter: a kernel is timed
+// `reps` times after `warmup` launches, unless those repetitions would take
+// longer than kRepsBudgetMs; then it gets as many as fit in that budget (at
+// least one) and no warm-up (its first, checked launch warmed it up), and the
+// results table says so ("[reps N]" in the launch column, reps_note()).
+constexpr double kRepsBudgetMs = 1500;
+
+struct RepsPlan {
+    int warmup, reps;
+    bool reduced;  // fewer than asked
+};
+
+inline RepsPlan plan_reps(double one_launch_ms, int warmup, int reps) {
+    if (one_launch_ms * reps <= kRepsBudgetMs) return {warmup, reps, false};
+    const int fit = int(kRepsBudgetMs / one_launch_ms);
+    return {0, fit < 1 ? 1 : fit, true};
+}
+
+inline std::string reps_note(const RepsPlan& p) { return p.reduced ? " [reps " + std::to_string(p.reps) + "]" : ""; }
+
+struct Timing {
+    double ms;      // median
+    RepsPlan plan;  // how it was timed
+};
+
+// time_median_ms under the rule above; `one_launch_ms` is a launch already
+// timed (time_once_ms of the checked launch), so nothing runs twice for it.
+template <class Launch, class Prepare>
+Timing time_kernel(Launch&& launch, double one_launch_ms, int warmup, int reps, Prepare&& prepare) {
+    const RepsPlan p = plan_reps(one_launch_ms, warmup, reps);
+    return {time_median_ms(launch, p.warmup, p.reps, prepare), p};
+}
+
+template <class Launch>
+Timing time_kernel(Launch&& launch, double one_launch_ms, int warmup, int reps) {
+    return time_kernel(launch, one_launch_ms, warmup, reps, [] {});
 }
 
 }  // namespace common

@@ -3,9 +3,11 @@
 #include <limits>
 #include <string>
 #include <vector>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include "common/cli.hpp"
 #include "common/data.hpp"
+#include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 #include "common/verify.hpp"
@@ -67,6 +69,52 @@ TEST(Cli, RejectsBadValuesWithAReason) {
         EXPECT_NE(p.error, "") << "accepted: " << args[0] << " " << (args.size() > 1 ? args[1] : "");
     }
     EXPECT_NE(parse({"--n", "0"}).error.find("--n"), std::string::npos) << "the message names the option";
+}
+
+TEST(Cli, RefusesAnOptionGivenTwice) {
+    EXPECT_NE(parse({"--n", "64", "--n", "128"}).error.find("given twice"), std::string::npos);
+    EXPECT_NE(parse({"--n=64", "--n", "64"}).error, "") << "even with the same value";
+    EXPECT_NE(parse({"--toy", "--toy"}).error, "");
+}
+
+TEST(Cli, RefusesTwoModesOfOneExclusiveGroup) {
+    bool a = false, b = false, c = false;
+    common::Cli cli("prog", "modes");
+    cli.flag("a", &a, "mode a").flag("b", &b, "mode b").flag("c", &c, "not a mode").exclusive({"a", "b"});
+    const char* both[] = {"prog", "--a", "--b"};
+    EXPECT_NE(cli.parse(3, both).find("cannot be combined"), std::string::npos);
+    const char* one[] = {"prog", "--a", "--c"};
+    EXPECT_EQ(cli.parse(3, one), "");
+    EXPECT_TRUE(cli.given("a"));
+    EXPECT_FALSE(cli.given("b"));
+}
+
+TEST(Cli, OutputFileIsCheckedByOpeningIt) {
+    EXPECT_EQ(common::output_file_problem("/tmp"), "'/tmp' is a folder");
+    EXPECT_NE(common::output_file_problem("/no-such-folder/x.csv"), "");
+    EXPECT_NE(common::output_file_problem("/proc/x.csv"), "") << "access() passes this as root; open() does not";
+    const std::string fresh = "/tmp/test_common_output_" + std::to_string(::getpid()) + ".csv";
+    EXPECT_EQ(common::output_file_problem(fresh), "");
+    EXPECT_NE(access(fresh.c_str(), F_OK), 0) << "a file the check created is removed again";
+}
+
+struct FakeKernel {
+    const char* name;
+    const char* what;
+};
+
+TEST(KernelList, FindByNameAndRefusePitfalls) {
+    const std::vector<FakeKernel> kernels = {{"first", "the first step"}, {"second", "the second"}};
+    const std::vector<FakeKernel> pitfalls = {{"broken", "a seed's bug"}};
+    EXPECT_EQ(common::find_kernel(kernels, "second"), &kernels[1]);
+    EXPECT_EQ(common::find_kernel(kernels, "broken"), nullptr);
+    EXPECT_EQ(common::kernel_names(kernels, pitfalls), (std::vector<std::string>{"first", "second", "broken"}));
+    const std::string text = common::kernel_list_text(kernels, pitfalls);
+    EXPECT_LT(text.find("first"), text.find("Pitfalls"));
+    EXPECT_LT(text.find("Pitfalls"), text.find("broken"));
+    EXPECT_EQ(common::pitfall_refusal("broken", pitfalls, true), "");
+    EXPECT_EQ(common::pitfall_refusal("first", pitfalls, false), "");
+    EXPECT_NE(common::pitfall_refusal("broken", pitfalls, false).find("--pitfalls"), std::string::npos);
 }
 
 TEST(Cli, UsageListsEveryOptionWithItsDefault) {
