@@ -20,12 +20,20 @@ constexpr A ceil_div(A a, B b) {
     return A((a + A(b) - 1) / A(b));
 }
 
-// Multiprocessors of the current device, read once per device.
+// Multiprocessors of the current device. Cached per device: launchers ask on
+// every launch, and a launch timed at microseconds should not pay a driver query.
 inline int sm_count() {
-    int dev = 0, n = 0;
+    constexpr int kMaxDevices = 64;
+    static int cached[kMaxDevices] = {};
+    int dev = 0;
     CHECK(cudaGetDevice(&dev));
-    CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    return n;
+    if (dev >= kMaxDevices) {
+        int n = 0;
+        CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+        return n;
+    }
+    if (cached[dev] == 0) CHECK(cudaDeviceGetAttribute(&cached[dev], cudaDevAttrMultiProcessorCount, dev));
+    return cached[dev];
 }
 
 // "grid(128) block(256)", "grid(64,64) block(32,8)", "grid(4,4,3) block(256)",
