@@ -168,7 +168,7 @@ bool run_tiles(int tiles, const Options& o, common::Report& report) {
         ok &= c.pass();
     }
     for (common::Row& r : rows) {
-        const std::string peer = find_tile_kernel(r.kernel)->peer;
+        const std::string peer = common::kernel_named(tile_kernels(), r.kernel).peer;
         for (const common::Row& p : rows)
             if (p.kernel == peer) r.pct_of_peer = 100.0 * r.rate / p.rate;
         report.add(r);
@@ -203,7 +203,7 @@ SweepResult run_sweep_kernel(bool throughput, int stride, int iters, int sms, co
             pass = false;
         }
     }
-    SweepResult r{pass, 0, 0, launch_string(dim3(blocks), dim3(threads)) + " s=" + std::to_string(stride)};
+    SweepResult r{pass, 0, 0, launch_brackets(dim3(blocks), dim3(threads)) + " s=" + std::to_string(stride)};
     r.ms = o.ncu ? 0 : common::time_median_ms(launch, int(o.common.warmup), int(o.common.reps));
     std::vector<long long> c;
     cycles.download(c);
@@ -413,28 +413,19 @@ bool run_ncu(const Options& o, int sms) {
 
 int main(int argc, char** argv) {
     Options o;
-    std::vector<std::string> names;
     std::string summary =
         "Shared-memory bank conflicts: the seeds' tiles, padding, swizzling, wide accesses, a broadcast,\n"
         "and a stride sweep. Each kernel's output is checked against the CPU (exact), timed, and shown with\n"
         "the bank model's load/store wavefronts per request (today's 4-byte banks, and Kepler's 8-byte mode).\n"
         "GB/s: tile kernels 2 * elements * element size / time; sweep kernels 128 B per warp request / time.\n"
         "Kernels, in teaching order:";
-    for (const TileKernel& k : tile_kernels()) {
-        names.push_back(k.name);
-        const std::string n = k.name;
-        summary += "\n  " + n + std::string(n.size() < 30 ? 30 - n.size() : 1, ' ') + k.what;
-    }
-    names.push_back("readStrideThroughput");
-    names.push_back("readStrideLatency");
-    summary += "\n  readStrideThroughput          stride 1..32, 65: cycles per warp request, one block of 32 warps per SM";
-    summary += "\n  readStrideLatency             the same as a dependent chain in one warp: latency per request";
+    summary += common::kernel_list_text(tile_kernels(), {}, 30) + common::kernel_list_text(sweep_kernels(), {}, 30);
     common::Cli cli("bank_conflicts", summary);
     cli.option("tiles", &o.tiles, "tiles (blocks) per tile kernel", 1, kMaxTiles)
         .option("iters", &o.iters, "sweep: strided reads per thread", 1, kMaxIters)
         .flag("ncu", &o.ncu, "launch each kernel once and print the model's counts per launch (make profile)")
         .option("probe", &o.probes, "with --ncu: also this many random probe patterns", 0, 100000);
-    common::add_common_options(cli, o.common, names);
+    common::add_common_options(cli, o.common, all_kernel_names());
     cli.parse_or_exit(argc, argv);
 
     const common::DeviceInfo dev = common::require_device(int(o.common.device));

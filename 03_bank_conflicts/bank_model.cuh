@@ -19,7 +19,8 @@
 // with no active lane costs nothing.
 //
 // One exception, found with the random probes of `make profile` on the H200
-// (and described for Volta/Turing on NVIDIA's forum): a wide LOAD in which
+// (and described for Volta/Turing on NVIDIA's developer forum,
+// https://forums.developer.nvidia.com/t/unexpected-shared-memory-bank-conflict/77228/2): a wide LOAD in which
 // every pair of active lanes n and n^1 (or every pair n and n^2) reads the
 // same address carries half the data, and the hardware serves twice as many
 // lanes per phase: an 8-byte load in one phase of 32 lanes, a 16-byte load

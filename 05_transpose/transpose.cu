@@ -16,6 +16,7 @@
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/timer.cuh"
 #include "common/verify.hpp"
@@ -95,26 +96,17 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
 int main(int argc, char** argv) {
     int64_t rows = 8192, cols = 8192;
     common::CommonOptions opt;
-    std::vector<std::string> names;
     std::string summary =
         "Matrix transpose: out (cols x rows) = in (rows x cols)^T, float, row-major.\n"
         "Each kernel runs once to be checked against the CPU (exact match), then is timed.\n"
-        "GB/s = 2 * rows * cols * 4 bytes / median time. Kernels, in teaching order:";
-    for (const transpose::Kernel& k : transpose::kernels()) {
-        names.push_back(k.name);
-        const std::string name = k.name;
-        summary += "\n  " + name + std::string(name.size() < 30 ? 30 - name.size() : 1, ' ') + k.what;
-    }
+        "GB/s = 2 * rows * cols * 4 bytes / median time. Kernels, in teaching order:" +
+        common::kernel_list_text(transpose::kernels(), {}, 30);
     common::Cli cli("transpose", summary);
     cli.option("rows", &rows, "rows of the input matrix", 1, transpose::kMaxDim)
         .option("cols", &cols, "columns of the input matrix", 1, transpose::kMaxDim);
-    common::add_common_options(cli, opt, names);
+    common::add_common_options(cli, opt, common::kernel_names(transpose::kernels()));
     cli.parse_or_exit(argc, argv);
-    const std::string bad = transpose::check_shape(rows, cols);
-    if (!bad.empty()) {
-        std::fprintf(stderr, "transpose: %s\n", bad.c_str());
-        return 2;
-    }
+    cli.fail_if(transpose::check_shape(rows, cols));
 
     std::vector<Shape> shapes = opt.sweep ? kSweep : std::vector<Shape>{{int(rows), int(cols)}};
     const common::DeviceInfo dev = common::require_device(int(opt.device));

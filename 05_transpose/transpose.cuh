@@ -14,6 +14,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/launch.cuh"
 
 namespace transpose {
 
@@ -39,8 +40,8 @@ __global__ void copyGmem(const float* __restrict__ in, float* __restrict__ out, 
 // copyVec4: the ceiling every row's "% of copy" is relative to. One float4
 // (16 bytes) per thread: a quarter of the instructions of a 4-byte copy, and
 // every warp moves 512 contiguous bytes. It must itself reach >= 95% of
-// cudaMemcpy, or the ceiling flatters (see the README: unrolling it to 2, 4 or
-// 8 float4 per thread measured slower on the H200, not faster).
+// cudaMemcpy, or the ceiling flatters (unrolling it to 2, 4 or 8 float4 per
+// thread measured slower, not faster: README, worklog step 1).
 constexpr int kCopyThreads = 256;
 __global__ void __launch_bounds__(kCopyThreads)
 copyVec4(const float* __restrict__ in, float* __restrict__ out, size_t n) {
@@ -208,7 +209,7 @@ transposeSmemPadCoarse(const float* __restrict__ in, float* __restrict__ out, in
 // reads stream along whole input rows but each output row receives only a few
 // 256-byte pieces at a time. Column order (blockIdx.x down a tile column):
 // the reverse, whole output rows are written together. Same bytes, same
-// instructions; on the H200 the column order is several percent faster,
+// instructions; the column order is the faster one (README, worklog step 4),
 // because scattered writes cost DRAM more than scattered reads.
 constexpr int kVecTile = 64, kVecThreads = 512;
 constexpr int kSlotsPerRow = kVecTile / 4;  // float4 slots in a tile row
@@ -384,17 +385,6 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
 // Host side: launch wrappers, the kernel list, the CPU reference.
 // ---------------------------------------------------------------------------
 
-inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-inline std::string launch_string(dim3 g, dim3 b) {
-    char s[64];
-    if (g.y == 1 && b.y == 1)
-        std::snprintf(s, sizeof s, "grid(%u) block(%u)", g.x, b.x);
-    else
-        std::snprintf(s, sizeof s, "grid(%u,%u) block(%u,%u)", g.x, g.y, b.x, b.y);
-    return s;
-}
-
 using LaunchFn = std::string (*)(const float* in, float* out, int rows, int cols);
 
 struct Kernel {
@@ -408,32 +398,32 @@ struct Kernel {
 template <void (*K)(const float*, float*, int, int), bool over_output = false>
 std::string launch_2d(const float* in, float* out, int rows, int cols) {
     const int nx = over_output ? rows : cols, ny = over_output ? cols : rows;
-    const dim3 block(BDIMX, BDIMY), grid(ceil_div(nx, BDIMX), ceil_div(ny, BDIMY));
+    const dim3 block(BDIMX, BDIMY), grid(common::ceil_div(nx, BDIMX), common::ceil_div(ny, BDIMY));
     K<<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
-    return launch_string(grid, block);
+    return common::launch_string(grid, block);
 }
 
 inline std::string launch_copyVec4(const float* in, float* out, int rows, int cols) {
     const size_t n = size_t(rows) * cols, per_block = size_t(kCopyThreads) * 4;
-    const dim3 grid(unsigned((n + per_block - 1) / per_block)), block(kCopyThreads);
+    const dim3 grid(unsigned(common::ceil_div(n, per_block))), block(kCopyThreads);
     copyVec4<<<grid, block>>>(in, out, n);
     CHECK_LAUNCH();
-    return launch_string(grid, block);
+    return common::launch_string(grid, block);
 }
 
 inline std::string launch_unroll(const float* in, float* out, int rows, int cols) {
-    const dim3 block(BDIMX, BDIMY), grid(ceil_div(cols, 2 * BDIMX), ceil_div(rows, BDIMY));
+    const dim3 block(BDIMX, BDIMY), grid(common::ceil_div(cols, 2 * BDIMX), common::ceil_div(rows, BDIMY));
     transposeSmemUnrollPad<<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
-    return launch_string(grid, block);
+    return common::launch_string(grid, block);
 }
 
 inline std::string launch_coarse(const float* in, float* out, int rows, int cols) {
-    const dim3 block(kCoarseTile, kCoarseRows), grid(ceil_div(cols, kCoarseTile), ceil_div(rows, kCoarseTile));
+    const dim3 block(kCoarseTile, kCoarseRows), grid(common::ceil_div(cols, kCoarseTile), common::ceil_div(rows, kCoarseTile));
     transposeSmemPadCoarse<<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
-    return launch_string(grid, block);
+    return common::launch_string(grid, block);
 }
 
 // 16-byte accesses need rows of a multiple of 4 floats (cudaMalloc'd bases
@@ -441,20 +431,20 @@ inline std::string launch_coarse(const float* in, float* out, int rows, int cols
 template <bool kColumnGrid>
 std::string launch_vec4(const float* in, float* out, int rows, int cols) {
     if (rows % 4 != 0 || cols % 4 != 0) return launch_coarse(in, out, rows, cols) + " (coarse: rows, cols % 4 != 0)";
-    const int tr = ceil_div(rows, kVecTile), tc = ceil_div(cols, kVecTile);
+    const int tr = common::ceil_div(rows, kVecTile), tc = common::ceil_div(cols, kVecTile);
     const dim3 block(kVecThreads), grid(kColumnGrid ? tr : tc, kColumnGrid ? tc : tr);
     transposeSwizzleVec4<kColumnGrid><<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
-    return launch_string(grid, block);
+    return common::launch_string(grid, block);
 }
 
 // Grid down tile columns; one more tile row when the windows start up to 7 early.
 inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
     const int span = rows + ((rows & 7) ? kAlignedHalo - 1 : 0);
-    const dim3 block(kAlignedThreads), grid(ceil_div(span, kAlignedTile), ceil_div(cols, kAlignedTile));
+    const dim3 block(kAlignedThreads), grid(common::ceil_div(span, kAlignedTile), common::ceil_div(cols, kAlignedTile));
     transposeSectorAligned<<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
-    return launch_string(grid, block);
+    return common::launch_string(grid, block);
 }
 
 // Every kernel of the chapter, in teaching order (the copies first: they are the ceiling).
@@ -474,11 +464,6 @@ inline const std::vector<Kernel>& kernels() {
         {"transposeSectorAligned", false, launch_sector_aligned, "tiles cut on 32-byte sectors of each output row: any shape"},
     };
     return k;
-}
-
-inline const Kernel* find_kernel(const std::string& name) {
-    for (const Kernel& k : kernels()) if (name == k.name) return &k;
-    return nullptr;
 }
 
 // CPU reference, in 32 x 32 blocks so that neither side thrashes the cache.

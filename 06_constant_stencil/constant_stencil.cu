@@ -18,6 +18,7 @@
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 #include "common/timer.cuh"
@@ -114,7 +115,7 @@ bool run_size(size_t n, const Options& opt, const cs::Coefficients& coef, const 
     // The two ratios this chapter is judged by.
     const common::Row* best = nullptr;
     for (const common::Row& r : report.rows())
-        if (r.problem == problem && r.kernel.rfind("stencil1D", 0) == 0 && cs::find_kernel(r.kernel) &&
+        if (r.problem == problem && r.kernel.rfind("stencil1D", 0) == 0 && common::find_kernel(cs::kernels(), r.kernel) &&
             (!best || r.ms < best->ms))
             best = &r;
     std::printf("copyVec4 / cudaMemcpy: %.3f (a fair ceiling needs >= 0.95)\n", memcpy_ms / copy_ms);
@@ -183,8 +184,7 @@ std::string cache_csv_path(const std::string& csv) {
 int main(int argc, char** argv) {
     int64_t n = int64_t(1) << 28;
     Options opt;
-    std::vector<std::string> names;
-    std::string summary =
+    const std::string summary =
         "1D 9-point stencil (seed 000's 8th-order first derivative, RADIUS 4), float:\n"
         "  out[i] = sum_{k=1..4} c_k * (in[i+4+k] - in[i+4-k]),  i = 0 .. N-1\n"
         "The input has N + 2*RADIUS = N + 8 elements (a halo of 4 on both sides), the output N.\n"
@@ -192,34 +192,17 @@ int main(int argc, char** argv) {
         "sum|c_k| * 2 max|in|), then timed. GB/s = ((N + 8) * 4 + N * 4) bytes / median time;\n"
         "% of copy = copyVec4's time (same bytes, same run) / the kernel's time. Then the constant\n"
         "cache's broadcast rule: warp-wide reads of 1 .. 32 different addresses, __constant__ vs __ldg.\n"
-        "Kernels, in teaching order:";
-    for (const constant_stencil::Kernel& k : constant_stencil::kernels()) {
-        names.push_back(k.name);
-        const std::string name = k.name;
-        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + k.what;
-    }
-    summary += "\nPitfalls (--pitfalls only):";
-    for (const constant_stencil::Kernel& k : constant_stencil::pitfalls()) {
-        names.push_back(k.name);
-        const std::string name = k.name;
-        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + k.what;
-    }
+        "Kernels, in teaching order:" +
+        common::kernel_list_text(constant_stencil::kernels(), constant_stencil::pitfalls());
     common::Cli cli("constant_stencil", summary);
     cli.option("n", &n, "outputs N (the input has N + 8 floats)", 1, constant_stencil::kMaxN)
         .flag("pitfalls", &opt.pitfalls, "also run the pitfall kernel (the seed's loop without its second barrier)")
         .option("cache-iters", &opt.cache_iters, "reads per thread in the constant-cache experiment", 1, 1 << 20);
-    common::add_common_options(cli, opt.common, names);
+    common::add_common_options(cli, opt.common,
+                               common::kernel_names(constant_stencil::kernels(), constant_stencil::pitfalls()));
     cli.parse_or_exit(argc, argv);
-    const std::string bad = constant_stencil::check_n(n);
-    if (!bad.empty()) {
-        std::fprintf(stderr, "constant_stencil: %s\n\n%s", bad.c_str(), cli.usage().c_str());
-        return 2;
-    }
-    if (!opt.common.kernel.empty() && constant_stencil::find_pitfall(opt.common.kernel) && !opt.pitfalls) {
-        std::fprintf(stderr, "constant_stencil: --kernel %s is a pitfall kernel: add --pitfalls\n\n%s",
-                     opt.common.kernel.c_str(), cli.usage().c_str());
-        return 2;
-    }
+    cli.fail_if(constant_stencil::check_n(n));
+    cli.fail_if(common::pitfall_refusal(opt.common.kernel, constant_stencil::pitfalls(), opt.pitfalls));
 
     const std::vector<size_t> sizes = opt.common.sweep ? kSweep : std::vector<size_t>{size_t(n)};
     const common::DeviceInfo dev = common::require_device(int(opt.common.device));

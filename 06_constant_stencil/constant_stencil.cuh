@@ -19,6 +19,7 @@
 // a little arithmetic on the way, and a copy kernel measured in the same run
 // is its ceiling.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/launch.cuh"
 
 namespace constant_stencil {
 
@@ -60,9 +62,9 @@ struct Args {
 // The ceiling: a copy of the same bytes.
 // ---------------------------------------------------------------------------
 
-// copyVec4: out[i] = in[i + RADIUS], one float4 per thread (05_transpose
-// measured this to be the fastest copy on the H200, unrolling made it
-// slower). RADIUS floats = 16 bytes, so in + RADIUS is still 16-byte aligned.
+// copyVec4: out[i] = in[i + RADIUS], one float4 per thread (05_transpose's
+// copy: unrolling it measured slower there). RADIUS floats = 16 bytes, so
+// in + RADIUS is still 16-byte aligned.
 // It reads n floats where the stencil reads n + 8: the 32-byte difference is
 // counted for both, the same bytes model everywhere.
 __global__ void __launch_bounds__(kBlock)
@@ -113,9 +115,9 @@ __device__ __forceinline__ void stall_warp_1() {
 // `out` are plain pointers, so the compiler must assume a store to out may
 // change coef and loads all four again on every pass: four LDG.E after the
 // barrier, L1 hits (ncu: the same L1 misses as stencil1DConstant), on which
-// the FFMAs wait. Look for: ~9% slower than stencil1DConstant on the H200.
-// Each pass is one DRAM round trip plus what follows the barrier, and these
-// loads add an L1 round trip to every pass.
+// the FFMAs wait. Look for: slower than stencil1DConstant (README, the
+// kernels table). Each pass is one DRAM round trip plus what follows the
+// barrier, and these loads add an L1 round trip to every pass.
 __global__ void __launch_bounds__(kBlock)
 stencil1DGlobal(const float* __restrict__ in, float* out, size_t n, const float* coef) {
     __shared__ float tile[kBlock + 2 * RADIUS];
@@ -168,8 +170,8 @@ stencil1DConstant(const float* __restrict__ in, float* __restrict__ out, size_t 
 // non-coherent path, allowed because nothing the kernel writes can alias
 // them). Still four loads per pass after the barrier, now LDG.E.CONSTANT
 // (the compiler could hoist them out of the loop but does not). Look for: the
-// same time as stencil1DGlobal, ~9% behind stencil1DConstant. The seed
-// measured read-only and constant equal (408 vs 405 us, on an older GPU).
+// same time as stencil1DGlobal, behind stencil1DConstant; the seed measured
+// read-only and constant equal on an older GPU (README).
 __global__ void __launch_bounds__(kBlock)
 stencil1DReadOnly(const float* __restrict__ in, float* __restrict__ out, size_t n, const float* __restrict__ coef) {
     __shared__ float tile[kBlock + 2 * RADIUS];
@@ -255,9 +257,8 @@ stencil1DL1Vec4(const float* __restrict__ in, float* __restrict__ out, size_t n)
 //
 // Its block is smaller than the others' on purpose: no thread of a block can
 // compute before the block's slowest load has landed, and the fewer warps
-// wait for each other, the less time the SM spends with nothing in flight.
-// On the H200 (a scratch variant, one run): 128 threads 98% of copy, 256 96%,
-// 512 93%, 1024 82%.
+// wait for each other, the less time the SM spends with nothing in flight
+// (the block sizes measured: README, worklog step 2).
 constexpr int kVec4Block = 128;
 
 __global__ void __launch_bounds__(kVec4Block)
@@ -364,91 +365,50 @@ inline void set_coefficients(const Coefficients& c, float* d_coef) {
     CHECK(cudaMemcpy(d_coef, c.c, sizeof c.c, cudaMemcpyHostToDevice));
 }
 
-inline std::string launch_string(unsigned grid, unsigned block) {
-    char s[48];
-    std::snprintf(s, sizeof s, "grid(%u) block(%u)", grid, block);
-    return s;
-}
-
-inline unsigned blocks_for(size_t items, size_t per_block) { return unsigned((items + per_block - 1) / per_block); }
-
 // The grid-stride kernels run one wave: as many blocks as fit on the GPU at
 // once (asked once per kernel), fewer when n needs fewer.
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel) {
-    int dev = 0, sms = 0, per_sm = 0;
-    CHECK(cudaGetDevice(&dev));
-    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    int per_sm = 0;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
-    return unsigned(sms * per_sm);
+    return unsigned(common::sm_count() * per_sm);
 }
 
-template <auto kKernel>
-unsigned grid_stride_blocks(size_t n, unsigned grid) {
-    static const unsigned resident = resident_blocks(kKernel);  // asked once per kernel
-    const unsigned cap = grid ? grid : resident;
-    const unsigned tiles = blocks_for(n, kBlock);
-    return tiles < cap ? tiles : cap;
-}
-
-// `grid` = 0: one wave; else at most that many blocks (the tests use a few,
+// Launches the grid-stride kernel K(in, out, n, extra...) of kBlock threads:
+// `grid` = 0, one wave; else at most that many blocks (the tests use a few,
 // to make every block loop).
-inline std::string launch_global(const Args& a, unsigned grid = 0) {
-    grid = grid_stride_blocks<stencil1DGlobal>(a.n, grid);
-    stencil1DGlobal<<<grid, kBlock>>>(a.in, a.out, a.n, a.coef);
+template <auto K, class... Extra>
+std::string launch_grid_stride(const Args& a, unsigned grid, Extra... extra) {
+    static const unsigned resident = resident_blocks(K);  // asked once per kernel
+    const unsigned tiles = unsigned(common::ceil_div(a.n, size_t(kBlock)));
+    grid = std::min(tiles, grid ? grid : resident);
+    K<<<grid, kBlock>>>(a.in, a.out, a.n, extra...);
     CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
+    return common::launch_string(dim3(grid), dim3(kBlock));
 }
 
+inline std::string launch_global(const Args& a, unsigned grid = 0) {
+    return launch_grid_stride<stencil1DGlobal>(a, grid, a.coef);
+}
 template <bool kStall = false>
 std::string launch_constant(const Args& a, unsigned grid = 0) {
-    grid = grid_stride_blocks<stencil1DConstant<kStall>>(a.n, grid);
-    stencil1DConstant<kStall><<<grid, kBlock>>>(a.in, a.out, a.n);
-    CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
+    return launch_grid_stride<stencil1DConstant<kStall>>(a, grid);
 }
-
 inline std::string launch_read_only(const Args& a, unsigned grid = 0) {
-    grid = grid_stride_blocks<stencil1DReadOnly>(a.n, grid);
-    stencil1DReadOnly<<<grid, kBlock>>>(a.in, a.out, a.n, a.coef);
-    CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
+    return launch_grid_stride<stencil1DReadOnly>(a, grid, a.coef);
 }
-
 template <bool kStall = false>
 std::string launch_race(const Args& a, unsigned grid = 0) {
-    grid = grid_stride_blocks<stencil1DConstantRace<kStall>>(a.n, grid);
-    stencil1DConstantRace<kStall><<<grid, kBlock>>>(a.in, a.out, a.n);
-    CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
+    return launch_grid_stride<stencil1DConstantRace<kStall>>(a, grid);
 }
 
-inline std::string launch_copy(const Args& a) {
-    const unsigned grid = blocks_for(a.n, 4 * kBlock);
-    copyVec4<<<grid, kBlock>>>(a.in, a.out, a.n);
+// Launches K(in, out, n) with one thread per kOutputs outputs, kThreads a block, enough blocks for n.
+template <auto K, int kThreads, int kOutputs>
+std::string launch_one_pass(const Args& a) {
+    const unsigned grid = unsigned(common::ceil_div(a.n, size_t(kOutputs) * kThreads));
+    K<<<grid, kThreads>>>(a.in, a.out, a.n);
     CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
-}
-
-inline std::string launch_l1(const Args& a) {
-    const unsigned grid = blocks_for(a.n, kBlock);
-    stencil1DL1<<<grid, kBlock>>>(a.in, a.out, a.n);
-    CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
-}
-
-inline std::string launch_l1_vec4(const Args& a) {
-    const unsigned grid = blocks_for(a.n, 4 * kBlock);
-    stencil1DL1Vec4<<<grid, kBlock>>>(a.in, a.out, a.n);
-    CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
-}
-
-inline std::string launch_smem_vec4(const Args& a) {
-    const unsigned grid = blocks_for(a.n, 4 * kVec4Block);
-    stencil1DSmemVec4<<<grid, kVec4Block>>>(a.in, a.out, a.n);
-    CHECK_LAUNCH();
-    return launch_string(grid, kVec4Block);
+    return common::launch_string(dim3(grid), dim3(kThreads));
 }
 
 using LaunchFn = std::string (*)(const Args&);
@@ -464,16 +424,16 @@ struct Kernel {
 // ceiling). Only correct kernels: a loop over this list never runs racy code.
 inline const std::vector<Kernel>& kernels() {
     static const std::vector<Kernel> k = {
-        {"copyVec4", launch_copy, true, "copy of the same bytes, one float4 per thread: the ceiling"},
+        {"copyVec4", launch_one_pass<copyVec4, kBlock, 4>, true, "copy of the same bytes, one float4 per thread: the ceiling"},
         {"stencil1DGlobal", [](const Args& a) { return launch_global(a); }, false,
          "smem tile + halo, coefficients from a global array"},
         {"stencil1DConstant", [](const Args& a) { return launch_constant(a); }, false,
          "smem tile + halo, coefficients in __constant__ (seed 000)"},
         {"stencil1DReadOnly", [](const Args& a) { return launch_read_only(a); }, false,
          "smem tile + halo, coefficients via const __restrict__ / __ldg"},
-        {"stencil1DL1", launch_l1, false, "no shared memory: 8 loads per output, L1 serves the overlap"},
-        {"stencil1DL1Vec4", launch_l1_vec4, false, "no shared memory, 4 outputs per thread, float4 loads"},
-        {"stencil1DSmemVec4", launch_smem_vec4, false, "smem tile loaded and stored as float4, 4 outputs per thread"},
+        {"stencil1DL1", launch_one_pass<stencil1DL1, kBlock, 1>, false, "no shared memory: 8 loads per output, L1 serves the overlap"},
+        {"stencil1DL1Vec4", launch_one_pass<stencil1DL1Vec4, kBlock, 4>, false, "no shared memory, 4 outputs per thread, float4 loads"},
+        {"stencil1DSmemVec4", launch_one_pass<stencil1DSmemVec4, kVec4Block, 4>, false, "smem tile loaded and stored as float4, 4 outputs per thread"},
     };
     return k;
 }
@@ -488,13 +448,6 @@ inline const std::vector<Kernel>& pitfalls() {
     };
     return k;
 }
-
-inline const Kernel* find_in(const std::vector<Kernel>& list, const std::string& name) {
-    for (const Kernel& k : list) if (name == k.name) return &k;
-    return nullptr;
-}
-inline const Kernel* find_kernel(const std::string& name) { return find_in(kernels(), name); }
-inline const Kernel* find_pitfall(const std::string& name) { return find_in(pitfalls(), name); }
 
 // The constant-cache experiment: the table on both sides, d addresses per warp.
 inline void set_table(const std::vector<float>& t, float* d_table) {
@@ -512,7 +465,7 @@ inline std::string launch_warp_reads(bool constant, const float* d_table, float*
     else
         warpReads<false><<<grid, kBlock>>>(d_table, out, iters, d - 1, kStep);
     CHECK_LAUNCH();
-    return launch_string(grid, kBlock);
+    return common::launch_string(dim3(grid), dim3(kBlock));
 }
 
 // What lane `lane` of every warp must have summed (exact: small integers).

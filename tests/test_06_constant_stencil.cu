@@ -18,6 +18,8 @@
 #include "06_constant_stencil/constant_stencil.cuh"
 #include "common/buffer.cuh"
 #include "common/data.hpp"
+#include "common/kernel_list.hpp"
+#include "common/launch.cuh"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
 
@@ -38,14 +40,14 @@ cs::Coefficients random_coefficients(uint64_t seed) {
     return c;
 }
 
-// Fresh random input, poisoned output, one launch through `launch`, compared
-// with the CPU: exactly for a copy, within cs::tolerance for the stencil.
+// One launch through `launch` on `in` (n + 2*RADIUS floats; the output
+// poisoned first), compared with the CPU: exactly for a copy, within `atol`
+// for the stencil (0: exact).
 template <class Launch>
-common::Comparison run(Launch&& launch, bool is_copy, size_t n, uint64_t seed, const cs::Coefficients& c) {
-    const size_t n_in = n + 2 * cs::RADIUS;
-    std::vector<float> in(n_in), got;
-    std::vector<double> ref(n);
-    common::fill_uniform(in.data(), n_in, seed, -1.0f, 1.0f);
+common::Comparison run_on(Launch&& launch, bool is_copy, const std::vector<float>& in, const cs::Coefficients& c,
+                          double atol) {
+    const size_t n_in = in.size(), n = n_in - 2 * cs::RADIUS;
+    std::vector<float> got;
     common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
     cs::set_coefficients(c, d_coef.get());
     d_in.upload(in);
@@ -54,8 +56,17 @@ common::Comparison run(Launch&& launch, bool is_copy, size_t n, uint64_t seed, c
     CHECK(cudaDeviceSynchronize());
     d_out.download(got);
     if (is_copy) return common::compare(got.data(), in.data() + cs::RADIUS, n);
+    std::vector<double> ref(n);
     cs::stencil_cpu(in.data(), ref.data(), n, c);
-    return common::compare(got.data(), ref.data(), n, cs::tolerance(c, 1.0), 0.0);
+    return common::compare(got.data(), ref.data(), n, atol, 0.0);
+}
+
+// Fresh random input in [-1, 1), within cs::tolerance for the stencil.
+template <class Launch>
+common::Comparison run(Launch&& launch, bool is_copy, size_t n, uint64_t seed, const cs::Coefficients& c) {
+    std::vector<float> in(n + 2 * cs::RADIUS);
+    common::fill_uniform(in.data(), in.size(), seed, -1.0f, 1.0f);
+    return run_on(launch, is_copy, in, c, cs::tolerance(c, 1.0));
 }
 
 common::Comparison run(const cs::Kernel& k, size_t n, uint64_t seed, const cs::Coefficients& c) {
@@ -67,29 +78,25 @@ std::string why(const common::Comparison& c) {
            std::to_string(c.first_bad) + ", max err " + std::to_string(c.max_abs_err);
 }
 
-// Every kernel the program runs by default (the pitfall is in cs::pitfalls()).
-std::vector<int> default_kernels() {
-    std::vector<int> v;
-    for (int i = 0; i < int(cs::kernels().size()); ++i) v.push_back(i);
-    return v;
-}
-
-class StencilKernel : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
+// Every kernel the program runs by default (the pitfall is in cs::pitfalls()),
+// by name, not by its place in the list.
+class StencilKernel : public ::testing::TestWithParam<std::tuple<std::string, size_t>> {};
 
 TEST_P(StencilKernel, MatchesCpu) {
     SKIP_WITHOUT_GPU();
-    const cs::Kernel& k = cs::kernels()[std::get<0>(GetParam())];
+    const cs::Kernel& k = common::kernel_named(cs::kernels(), std::get<0>(GetParam()));
     const size_t n = std::get<1>(GetParam());
-    const uint64_t seed = 1000003ull * n + 7919ull * std::get<0>(GetParam());
+    const uint64_t salt = uint64_t(&k - cs::kernels().data());  // a different input for each kernel
+    const uint64_t seed = 1000003ull * n + 7919ull * salt;
     const common::Comparison c = run(k, n, seed, cs::derivative8());
     EXPECT_TRUE(c.pass()) << k.name << " at n = " << n << ": " << why(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernelsAllSizes, StencilKernel,
-                         ::testing::Combine(::testing::ValuesIn(default_kernels()), ::testing::ValuesIn(kSizes)),
+                         ::testing::Combine(::testing::ValuesIn(common::kernel_names(cs::kernels())),
+                                            ::testing::ValuesIn(kSizes)),
                          [](const ::testing::TestParamInfo<StencilKernel::ParamType>& p) {
-                             return std::string(cs::kernels()[std::get<0>(p.param)].name) + "_n" +
-                                    std::to_string(std::get<1>(p.param));
+                             return std::get<0>(p.param) + "_n" + std::to_string(std::get<1>(p.param));
                          });
 
 // The one-wave grid of the program makes the grid-stride loop turn only for
@@ -183,7 +190,7 @@ __global__ void stencil1DL1Vec4NoTail(const float* __restrict__ in, float* __res
 TEST(StencilPitfall, UnwrittenTailIsCaught) {
     SKIP_WITHOUT_GPU();
     auto launch = [](const cs::Args& a) {
-        stencil1DL1Vec4NoTail<<<cs::blocks_for(a.n, T), cs::kBlock>>>(a.in, a.out, a.n);
+        stencil1DL1Vec4NoTail<<<unsigned(common::ceil_div(a.n, T)), cs::kBlock>>>(a.in, a.out, a.n);
         CHECK_LAUNCH();
         return std::string();
     };
@@ -213,20 +220,9 @@ void fill_grid(float* x, size_t n, uint64_t seed) {
 template <class Launch>
 common::Comparison run_grid(Launch&& launch, bool is_copy, size_t n, uint64_t seed, const cs::Coefficients& c,
                             double atol) {
-    const size_t n_in = n + 2 * cs::RADIUS;
-    std::vector<float> in(n_in), got;
-    fill_grid(in.data(), n_in, seed);
-    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
-    cs::set_coefficients(c, d_coef.get());
-    d_in.upload(in);
-    d_out.poison();
-    launch(cs::Args{d_in.get(), d_out.get(), n, d_coef.get()});
-    CHECK(cudaDeviceSynchronize());
-    d_out.download(got);
-    if (is_copy) return common::compare(got.data(), in.data() + cs::RADIUS, n);
-    std::vector<double> ref(n);
-    cs::stencil_cpu(in.data(), ref.data(), n, c);
-    return common::compare(got.data(), ref.data(), n, atol, 0.0);
+    std::vector<float> in(n + 2 * cs::RADIUS);
+    fill_grid(in.data(), in.size(), seed);
+    return run_on(launch, is_copy, in, c, atol);
 }
 
 const std::vector<size_t> kGridSizes = {1, 7, B + 1, S + 1, T + 1, 1000003, (size_t(1) << 26) + 3};
@@ -261,7 +257,7 @@ __global__ void stencil1DL1Broken(const float* __restrict__ in, float* __restric
 template <Bug B>
 auto broken_launch(size_t bad) {
     return [bad](const cs::Args& a) {
-        stencil1DL1Broken<B><<<cs::blocks_for(a.n, cs::kBlock), cs::kBlock>>>(a.in, a.out, a.n, bad);
+        stencil1DL1Broken<B><<<unsigned(common::ceil_div(a.n, size_t(cs::kBlock))), cs::kBlock>>>(a.in, a.out, a.n, bad);
         CHECK_LAUNCH();
         return std::string();
     };
@@ -410,21 +406,21 @@ TEST(StencilCpu, KernelListIsInTeachingOrder) {
     ASSERT_GE(k.size(), 7u);
     EXPECT_STREQ(k.front().name, "copyVec4");
     EXPECT_TRUE(k.front().is_copy);
-    for (size_t i = 0; i < k.size(); ++i) {
-        EXPECT_EQ(cs::find_kernel(k[i].name), &k[i]);
-        EXPECT_EQ(cs::find_pitfall(k[i].name), nullptr);
-        if (i > 0) EXPECT_EQ(std::strncmp(k[i].name, "stencil1D", 9), 0) << k[i].name;
+    for (const cs::Kernel& ki : k) {
+        EXPECT_EQ(common::find_kernel(k, ki.name), &ki);
+        EXPECT_EQ(common::find_kernel(cs::pitfalls(), ki.name), nullptr);
+        if (&ki != &k.front()) EXPECT_EQ(std::strncmp(ki.name, "stencil1D", 9), 0) << ki.name;
     }
-    EXPECT_EQ(cs::find_kernel("nope"), nullptr);
+    EXPECT_EQ(common::find_kernel(k, "nope"), nullptr);
 }
 
 // The pitfall is in its own list, never in kernels(): a loop over kernels()
 // cannot run racy code.
 TEST(StencilCpu, PitfallsAreASeparateList) {
     ASSERT_EQ(cs::pitfalls().size(), 1u);
-    EXPECT_STREQ(cs::pitfalls()[0].name, "stencil1DConstantRace");
-    EXPECT_EQ(cs::find_kernel("stencil1DConstantRace"), nullptr);
-    EXPECT_EQ(cs::find_pitfall("stencil1DConstantRace"), &cs::pitfalls()[0]);
+    EXPECT_EQ(common::kernel_names(cs::pitfalls()), std::vector<std::string>{"stencil1DConstantRace"});
+    EXPECT_EQ(common::find_kernel(cs::kernels(), "stencil1DConstantRace"), nullptr);
+    EXPECT_EQ(common::find_kernel(cs::pitfalls(), "stencil1DConstantRace"), &cs::pitfalls().front());
 }
 
 TEST(ConstantCacheCpu, ReferenceCountsDistinctAddresses) {
