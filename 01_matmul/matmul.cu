@@ -22,6 +22,7 @@
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/timer.cuh"
 #include "common/verify.hpp"
@@ -38,15 +39,12 @@ namespace {
         }                                                                                        \
     } while (0)
 
-struct Shape { int m, n, k; };
-
-std::string name_of(const Shape& s) {
-    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
+using matmul::Shape;
+using matmul::name_of;
 
 // `make bench`: squares from L2-resident to 8192^3, the odd and skinny shapes
-// of the issue, and odd shapes a reader might try (one more than a tile,
-// primes, not multiples of 4, a long K, a short K).
+// the chapter's goal names, and odd shapes a reader might try (one more than
+// a tile, primes, not multiples of 4, a long K, a short K).
 const std::vector<Shape> kSweep = {
     {256, 256, 256},   {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
     {8192, 8192, 8192}, {4097, 4095, 257},  {8192, 128, 8192},  {128, 8192, 8192},  {1000, 333, 77},
@@ -58,8 +56,15 @@ const std::vector<Shape> kSweep = {
 constexpr double kSeedSweepMaxFlops = 2.0 * 4096.0 * 4096.0 * 4096.0;
 
 // A full CPU reference up to this many multiply-adds (~512^3 .. 645^3);
-// above it, 1024 sampled elements on the CPU plus every element vs cuBLAS.
+// above it, the 4 corners and kRandomSamples random elements on the CPU plus
+// every element vs cuBLAS.
 constexpr double kFullReferenceMaxMacs = double(1 << 28);
+constexpr size_t kRandomSamples = 1024;
+
+// What the program asks of the device beyond A, B and C: the split-K
+// partials (at most kSplitKScratchMaxBytes) and room for cuBLAS's workspace,
+// the padded B and stream-K's partials.
+constexpr double kDeviceSlackBytes = double(256 << 20);
 
 // C = A B through cuBLAS: row-major C is column-major C^T = B^T A^T, so the
 // operands are swapped and no transpose is needed.
@@ -109,7 +114,7 @@ struct Verifier {
         }
         common::SplitMix64 g(seed ^ 0x5eed);
         samples = {{0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};  // the corners, then random
-        while (samples.size() < 1028) samples.push_back({int(g.next() % s.m), int(g.next() % s.n)});
+        while (samples.size() < 4 + kRandomSamples) samples.push_back({int(g.next() % s.m), int(g.next() % s.n)});
         ref.resize(samples.size());
         scale.resize(samples.size());
         for (size_t t = 0; t < samples.size(); ++t)
@@ -165,22 +170,6 @@ struct Options {
     bool pitfalls = false, tune = false;
 };
 
-// One launch's time in ms (events around it), for deciding how many repetitions a slow kernel gets.
-float time_once(const std::function<void()>& launch) {
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    CHECK(cudaEventRecord(e0));
-    launch();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    return ms;
-}
-
 bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common::Report& report) {
     const size_t na = size_t(s.m) * s.k, nb = size_t(s.k) * s.n, nc = size_t(s.m) * s.n;
     const std::string problem = name_of(s);
@@ -199,26 +188,24 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
 
     const int warmup = int(opt.common.warmup), reps = int(opt.common.reps);
     bool ok = true;
-    // The first launch is checked (output poisoned before it) and timed once:
-    // a kernel slower than 100 ms gets fewer repetitions (said in the launch column).
+    // The first launch is checked (output poisoned before it) and timed once;
+    // the one rule for slow kernels (common::plan_reps) decides the
+    // repetitions, and the launch column says where it cut them.
     auto run_one = [&](const std::string& name, const std::function<std::string()>& launch, bool is_peer,
                        double peer_ms, bool pitfall) {
         dC.poison();
         std::string what;
-        float first_ms = time_once([&] { what = launch(); });
+        float first_ms = common::time_once_ms([&] { what = launch(); });
         dC.download(got);
         std::string why;
         const common::Comparison c = ver.check(got, !is_peer, &why);
         if (is_peer && !ver.full) ver.peer = got;
-        // A slow first launch may have included set-up (sgemmAutotuned's search): time one more.
-        if (first_ms > 100) first_ms = time_once([&] { launch(); });
-        int r = reps, w = warmup;
-        if (first_ms > 100) {
-            r = std::max(1, std::min(reps, int(1500 / first_ms)));
-            w = 0;
-            if (r != reps) what += " [reps " + std::to_string(r) + "]";
-        }
-        const double ms = common::time_median_ms([&] { launch(); }, w, r);
+        // A first launch slow enough to cut the repetitions may have included
+        // set-up (sgemmAutotuned's search): time one more.
+        if (common::plan_reps(first_ms, warmup, reps).reduced) first_ms = common::time_once_ms([&] { launch(); });
+        const common::Timing t = common::time_kernel([&] { launch(); }, first_ms, warmup, reps);
+        const double ms = t.ms;
+        what += common::reps_note(t.plan);
         if (!c.pass()) std::printf("  %s: %zu of %zu checked elements wrong; first %s\n", name.c_str(), c.mismatches,
                                    c.n, why.c_str());
         report.add({problem, flops, name, what, ms, flops / (ms * 1e6), peer_ms > 0 ? 100.0 * peer_ms / ms : 100.0,
@@ -239,7 +226,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
     for (const matmul::Kernel& k : matmul::kernels()) {
         if (!opt.common.kernel.empty() && opt.common.kernel != k.name) continue;
         const std::string name = k.name;
-        if (sweep_skip_seeds && name.rfind("MatMul", 0) == 0) {
+        if (sweep_skip_seeds && k.seed) {
             std::printf("%-28s skipped in --sweep above 4096^3 flops (seconds per launch)\n", k.name);
             continue;
         }
@@ -258,14 +245,16 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
 
     if (opt.tune) {
         // Every sgemmCpAsync configuration x split-K factor and sgemmStreamK per
-        // configuration, each checked; * = what the launchers pick.
-        const matmul::Choice pick = matmul::choose(s.m, s.n, s.k);
-        const matmul::Choice pick_sk = matmul::choose_streamk_for(s.m, s.n, s.k, matmul::sm_count());
-        const int splits[] = {1, 2, 3, 4, 6, 8, 16};
+        // configuration, each checked; * = what the launchers pick (their own
+        // plans, asked here, not re-derived); - = more splits than the split-K
+        // scratch bound allows (the launcher would run fewer).
+        const matmul::Plan pick = matmul::choose_sgemmCpAsync(s.m, s.n, s.k, common::sm_count());
+        const matmul::Plan pick_sk = matmul::plan_for(s.m, s.n, s.k);
+        const int max_splits = matmul::max_splits_in_scratch(s.m, s.n);
         std::printf("tune at %s: %% of cublasSgemm by configuration: sgemmCpAsync x split-K, then sgemmStreamK "
                     "(* = the launchers' picks)\n", problem.c_str());
         std::printf("%-16s", "config\\splitK");
-        for (int z : splits) std::printf(" %8d", z);
+        for (int z : matmul::kSplitFactors) std::printf(" %8d", z);
         std::printf(" %8s\n", "streamK");
         auto measure = [&](const std::function<void()>& launch, bool picked, const std::string& what) {
             dC.poison();
@@ -279,19 +268,24 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
             const double ms = common::time_median_ms(launch, warmup, reps);
             std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
         };
-        const bool big = double(s.m) * s.n * s.k >= double(1 << 30);
         for (bool pad : {true, false}) {
             if (!pad && s.n % 4 == 0) continue;  // only odd N has a 4-byte-B variant
             for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
                 const matmul::Config& cfg = matmul::configs()[ci];
                 std::printf("%-16s", (std::string(cfg.name) + (s.n % 4 == 0 ? "" : pad ? " pad" : " B4")).c_str());
-                const bool launcher_pad = pad == (big || s.n % 4 == 0);
-                for (int z : splits)
+                // This row is the launchers' B (N % 4 == 0: the only row).
+                auto row_of = [&](const matmul::Plan& p) { return s.n % 4 == 0 || pad == p.pad_b; };
+                for (int z : matmul::kSplitFactors) {
+                    if (z > max_splits) {
+                        std::printf(" %8s", "-");
+                        continue;
+                    }
                     measure([&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z, pad); },
-                            launcher_pad && int(ci) == pick.config && z == pick.splits,
+                            row_of(pick) && int(ci) == pick.config && z == pick.splits,
                             std::string(cfg.name) + " splitK " + std::to_string(z));
+                }
                 measure([&] { cfg.streamk(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, pad, 0); },
-                        launcher_pad && int(ci) == pick_sk.config && matmul::prefer_streamk(pick_sk, pick),
+                        row_of(pick_sk) && pick_sk.streamk && int(ci) == pick_sk.config,
                         std::string(cfg.name) + " streamK");
                 std::printf("\n");
             }
@@ -305,43 +299,23 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
 int main(int argc, char** argv) {
     int64_t m = 4096, n = 4096, k = 4096;
     Options opt;
-    std::vector<std::string> names;
-    std::string summary =
+    const std::string summary =
         "Matrix multiply C (M x N) = A (M x K) B (K x N), fp32, row-major, timed against cublasSgemm\n"
         "(fp32, CUBLAS_DEFAULT_MATH: no TF32, checked at start). Each kernel's first launch is checked\n"
         "(output poisoned with NaN) against a double-precision CPU reference: every element up to ~645^3\n"
         "multiply-adds, else 1028 sampled elements plus every element against cuBLAS; tolerance\n"
-        "4 sqrt(K) 2^-24 sum_k |a_ik b_kj|. GFLOP/s = 2 M N K / median time. Kernels, in teaching order:";
-    for (const matmul::Kernel& kk : matmul::kernels()) {
-        names.push_back(kk.name);
-        const std::string name = kk.name;
-        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + kk.what;
-    }
-    summary += "\nPitfall (only with --pitfalls):";
-    for (const matmul::Kernel& kk : matmul::pitfalls()) {
-        names.push_back(kk.name);
-        const std::string name = kk.name;
-        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + kk.what;
-    }
+        "4 sqrt(K) 2^-24 sum_k |a_ik b_kj|. GFLOP/s = 2 M N K / median time. Kernels, in teaching order:" +
+        common::kernel_list_text(matmul::kernels(), matmul::pitfalls());
     common::Cli cli("matmul", summary);
     cli.option("m", &m, "rows of A and C", 1, matmul::kMaxDim)
         .option("n", &n, "columns of B and C", 1, matmul::kMaxDim)
         .option("k", &k, "columns of A, rows of B", 1, matmul::kMaxDim)
         .flag("pitfalls", &opt.pitfalls, "also run the seed's unguarded-grid kernel (MatMulKernelSeedGrid)")
         .flag("tune", &opt.tune, "also time every configuration of sgemmCpAsync (x split-K) and sgemmStreamK");
-    common::add_common_options(cli, opt.common, names);
+    common::add_common_options(cli, opt.common, common::kernel_names(matmul::kernels(), matmul::pitfalls()));
     cli.parse_or_exit(argc, argv);
-    const std::string bad = matmul::check_shape(m, n, k);
-    if (!bad.empty()) {
-        std::fprintf(stderr, "matmul: %s\n\n%s", bad.c_str(), cli.usage().c_str());
-        return 2;
-    }
-    for (const matmul::Kernel& kk : matmul::pitfalls())
-        if (opt.common.kernel == kk.name && !opt.pitfalls) {
-            std::fprintf(stderr, "matmul: %s is a pitfall kernel: add --pitfalls to run it\n\n%s", kk.name,
-                         cli.usage().c_str());
-            return 2;
-        }
+    cli.fail_if(matmul::check_shape(m, n, k));
+    cli.fail_if(common::pitfall_refusal(opt.common.kernel, matmul::pitfalls(), opt.pitfalls));
 
     const std::vector<Shape> shapes = opt.common.sweep ? kSweep : std::vector<Shape>{{int(m), int(n), int(k)}};
     // Host memory for the reference is the user's problem; device memory is checked here.
@@ -350,9 +324,10 @@ int main(int argc, char** argv) {
     double need = 0;
     for (const Shape& s : shapes) {
         const double mn = double(s.m) * s.n;
-        need = std::max(need, 4.0 * (double(s.m) * s.k + double(s.k) * s.n + mn + 16 * mn) + (256 << 20));
+        const double partials = std::min(4.0 * matmul::kSplitFactors.back() * mn, double(matmul::kSplitKScratchMaxBytes));
+        need = std::max(need, 4.0 * (double(s.m) * s.k + double(s.k) * s.n + mn) + partials + kDeviceSlackBytes);
     }
-    common::require_device_memory("matmul", need);  // A, B, C, split-K partials (<= 16 C), cuBLAS workspace
+    common::require_device_memory("matmul", need);  // A, B, C, split-K partials, cuBLAS workspace
 
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // a second belt: no TF32 anywhere in this process
     cublasHandle_t handle;

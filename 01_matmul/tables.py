@@ -3,7 +3,7 @@
 
 Between <!-- goal:GPU:begin --> and <!-- goal:GPU:end -->: per shape, cuBLAS's GFLOP/s, the
 fast kernels' time over cuBLAS's (each measured in the same run), the fastest kernel, and the
-issue's goal for that shape (>= 0.90 at 4096^3, >= 0.80 where M and N are >= 1024, none else).
+chapter's goal for that shape (>= 0.90 at 4096^3, >= 0.80 where M and N are >= 1024, none else).
 --check changes nothing and exits 1 if the README differs from what the CSV gives.
 """
 import os

@@ -9,6 +9,8 @@
 //    doubled or wrong term fails.
 //  - uniform floats in [-1, 1): compared with the chapter's tolerance
 //    (4 sqrt(K) 2^-24 sum|a b|), which must still catch one dropped term.
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <tuple>
@@ -17,14 +19,19 @@
 #include "01_matmul/matmul.cuh"
 #include "common/buffer.cuh"
 #include "common/data.hpp"
+#include "common/kernel_list.hpp"
 #include "tests/gpu_test.hpp"
 
 namespace {
 
-struct Shape { int m, n, k; };
+using matmul::Shape;
+using matmul::name_of;
 
-std::string name_of(const Shape& s) {
-    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+const std::vector<std::string> kKernelNames = common::kernel_names(matmul::kernels());
+std::vector<std::string> config_names() {
+    std::vector<std::string> v;
+    for (const matmul::Config& c : matmul::configs()) v.push_back(c.name);
+    return v;
 }
 
 const std::vector<Shape> kShapes = {
@@ -66,17 +73,23 @@ const Data& integer_data(const Shape& s) {
     return it->second;
 }
 
+// Where A, B and C start inside their device buffers, in floats: 0 is
+// 256-byte aligned (cudaMalloc), 1..3 is an offset sub-matrix that no 16-byte
+// access may touch.
+struct Offsets { size_t a = 0, b = 0, c = 0; };
+
 // Runs `launch` on poisoned C and returns C.
 template <class Launch>
-std::vector<float> run(const Data& d, const Shape& s, Launch&& launch) {
-    common::DeviceBuffer<float> dA(d.A.size()), dB(d.B.size()), dC(size_t(s.m) * s.n);
-    dA.upload(d.A);
-    dB.upload(d.B);
+std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Offsets o = {}) {
+    const size_t nc = size_t(s.m) * s.n;
+    common::DeviceBuffer<float> dA(d.A.size() + o.a), dB(d.B.size() + o.b), dC(nc + o.c);
+    CHECK(cudaMemcpy(dA.get() + o.a, d.A.data(), d.A.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(dB.get() + o.b, d.B.data(), d.B.size() * sizeof(float), cudaMemcpyHostToDevice));
     dC.poison();  // NaN: an element nobody writes fails
-    launch(dA.get(), dB.get(), dC.get());
+    launch(dA.get() + o.a, dB.get() + o.b, dC.get() + o.c);
     CHECK(cudaDeviceSynchronize());
-    std::vector<float> got;
-    dC.download(got);
+    std::vector<float> got(nc);
+    CHECK(cudaMemcpy(got.data(), dC.get() + o.c, nc * sizeof(float), cudaMemcpyDeviceToHost));
     return got;
 }
 
@@ -99,11 +112,11 @@ std::string describe(const Result& r, const Shape& s) {
 }
 
 // ---- Every kernel x every shape, exact on integer data --------------------
-class MatmulKernel : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+class MatmulKernel : public ::testing::TestWithParam<std::tuple<std::string, Shape>> {};
 
 TEST_P(MatmulKernel, ExactOnIntegers) {
     SKIP_WITHOUT_GPU();
-    const matmul::Kernel& k = matmul::kernels()[std::get<0>(GetParam())];
+    const matmul::Kernel& k = common::kernel_named(matmul::kernels(), std::get<0>(GetParam()));
     const Shape s = std::get<1>(GetParam());
     const Data& d = integer_data(s);
     std::string what;
@@ -115,20 +128,20 @@ TEST_P(MatmulKernel, ExactOnIntegers) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllKernelsAllShapes, MatmulKernel,
-    ::testing::Combine(::testing::Range(0, int(matmul::kernels().size())), ::testing::ValuesIn(kShapes)),
+    ::testing::Combine(::testing::ValuesIn(kKernelNames), ::testing::ValuesIn(kShapes)),
     [](const ::testing::TestParamInfo<MatmulKernel::ParamType>& p) {
-        const Shape s = std::get<1>(p.param);
-        return std::string(matmul::kernels()[std::get<0>(p.param)].name) + "_" + name_of(s);
+        return std::get<0>(p.param) + "_" + name_of(std::get<1>(p.param));
     });
 
 // ---- Every kernel on random floats, within the stated tolerance ------------
-class MatmulKernelFloat : public ::testing::TestWithParam<int> {};
+class MatmulKernelFloat : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MatmulKernelFloat, WithinToleranceOnRandomFloats) {
     SKIP_WITHOUT_GPU();
-    const matmul::Kernel& k = matmul::kernels()[GetParam()];
+    const matmul::Kernel& k = common::kernel_named(matmul::kernels(), GetParam());
+    const uint64_t seed = 77 + uint64_t(&k - matmul::kernels().data());  // each kernel its own data
     for (Shape s : {Shape{127, 129, 65}, Shape{513, 1025, 257}, Shape{64, 256, 1024}}) {
-        const Data d = make_data(s, 77 + GetParam(), false);
+        const Data d = make_data(s, seed, false);
         const std::vector<float> got =
             run(d, s, [&](const float* A, const float* B, float* C) { k.launch(A, B, C, s.m, s.n, s.k); });
         const Result r = compare(got, d, matmul::tolerance_factor(s.k));
@@ -136,10 +149,8 @@ TEST_P(MatmulKernelFloat, WithinToleranceOnRandomFloats) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllKernels, MatmulKernelFloat, ::testing::Range(0, int(matmul::kernels().size())),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                             return std::string(matmul::kernels()[p.param].name);
-                         });
+INSTANTIATE_TEST_SUITE_P(AllKernels, MatmulKernelFloat, ::testing::ValuesIn(kKernelNames),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // ---- Every configuration x split-K and x stream-K split, not only the launchers' picks
 // One configuration's launch on integer data must be exact; `label` says which variant.
@@ -152,17 +163,17 @@ void expect_exact(const Shape& s, const std::string& label, Launch&& launch) {
     const Result r = compare(got, d, 0.0);
     EXPECT_EQ(r.bad, 0u) << label << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
 }
-std::string config_test_name(const ::testing::TestParamInfo<int>& p) {
-    std::string n = matmul::configs()[p.param].name;
+std::string config_test_name(const ::testing::TestParamInfo<std::string>& p) {
+    std::string n = p.param;
     for (char& c : n) if (c == ' ') c = '_';
     return n;
 }
 
-class CpAsyncConfig : public ::testing::TestWithParam<int> {};
+class CpAsyncConfig : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpAsyncConfig, ExactOnIntegersAtEverySplit) {
     SKIP_WITHOUT_GPU();
-    const matmul::Config& cfg = matmul::configs()[GetParam()];
+    const matmul::Config& cfg = common::kernel_named(matmul::configs(), GetParam());
     for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
                     Shape{257, 131, 1000}, Shape{64, 64, 64}, Shape{300, 516, 33}})
         for (int splits : {1, 2, 3, 5, 16})
@@ -173,19 +184,18 @@ TEST_P(CpAsyncConfig, ExactOnIntegersAtEverySplit) {
                              });
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, CpAsyncConfig, ::testing::Range(0, int(matmul::configs().size())),
-                         config_test_name);
+INSTANTIATE_TEST_SUITE_P(AllConfigs, CpAsyncConfig, ::testing::ValuesIn(config_names()), config_test_name);
 
 // sgemmStreamK: `slots` (the resident blocks planned for) is made small so
 // that small shapes take every branch of plan_streamk(): everything whole, a
 // partial last wave split with one full wave, fewer tiles than blocks (a tile
 // split over many blocks), K not a multiple of BK (the last k-tile computes
 // K % BK columns).
-class StreamKConfig : public ::testing::TestWithParam<int> {};
+class StreamKConfig : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StreamKConfig, ExactOnIntegersAtEveryKindOfSplit) {
     SKIP_WITHOUT_GPU();
-    const matmul::Config& cfg = matmul::configs()[GetParam()];
+    const matmul::Config& cfg = common::kernel_named(matmul::configs(), GetParam());
     for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
                     Shape{257, 131, 1000}, Shape{300, 516, 33}, Shape{513, 1025, 257}})
         for (int slots : {1, 2, 3, 5, 7, 16, 0})
@@ -196,8 +206,7 @@ TEST_P(StreamKConfig, ExactOnIntegersAtEveryKindOfSplit) {
                              });
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, StreamKConfig, ::testing::Range(0, int(matmul::configs().size())),
-                         config_test_name);
+INSTANTIATE_TEST_SUITE_P(AllConfigs, StreamKConfig, ::testing::ValuesIn(config_names()), config_test_name);
 
 // The same launch twice gives the same bits: the owner adds the partial sums
 // in a fixed order (no atomics).
@@ -205,11 +214,125 @@ TEST(StreamK, SplitTilesAreBitReproducible) {
     SKIP_WITHOUT_GPU();
     const Shape s{515, 517, 1999};
     const Data d = make_data(s, 9, false);
-    const matmul::Config& cfg = matmul::configs()[3];  // 128x256x32: 15 tiles over 7 slots
+    const matmul::Config& cfg = common::kernel_named(matmul::configs(), "128x256x32 s3");  // 15 tiles over 7 slots
     const auto launch = [&](const float* A, const float* B, float* C) { cfg.streamk(A, B, C, s.m, s.n, s.k, true, 7); };
     const std::vector<float> a = run(d, s, launch), b = run(d, s, launch);
     EXPECT_EQ(compare(a, d, matmul::tolerance_factor(s.k)).bad, 0u);
     EXPECT_TRUE(a == b);
+}
+
+// ---- Misaligned pointers: the 16-byte paths must notice and fall back ------
+// An offset sub-matrix (A + 1, ...) is float-aligned but not 16-byte aligned:
+// a float4 or 16-byte cp.async access to it would fault. Every launcher must
+// still give the exact result, at shapes where N % 4 == 0 and K % 4 == 0 (so
+// only the alignment stops the 16-byte paths) and at odd ones.
+const std::vector<Offsets> kMisaligned = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 2, 3}};
+std::string offsets_name(const Offsets& o) {
+    return "offsets A+" + std::to_string(o.a) + " B+" + std::to_string(o.b) + " C+" + std::to_string(o.c);
+}
+
+TEST(MatmulAlignment, EveryKernelIsExactOnMisalignedPointers) {
+    SKIP_WITHOUT_GPU();
+    for (Shape s : {Shape{17, 19, 23}, Shape{128, 128, 128}, Shape{260, 132, 36}, Shape{129, 256, 64}})
+        for (const Offsets& o : kMisaligned)
+            for (const std::string& name : kKernelNames) {
+                const matmul::Kernel& k = common::kernel_named(matmul::kernels(), name);
+                const Data& d = integer_data(s);
+                std::string what;
+                const std::vector<float> got = run(
+                    d, s, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, s.m, s.n, s.k); }, o);
+                const Result r = compare(got, d, 0.0);
+                EXPECT_EQ(r.bad, 0u) << name << " (" << what << ") on " << name_of(s) << ", " << offsets_name(o) << ": "
+                                     << describe(r, s);
+            }
+}
+
+TEST(MatmulAlignment, TheLaunchColumnSaysWhatRan) {
+    SKIP_WITHOUT_GPU();
+    const Shape s{128, 128, 128};
+    const Data& d = integer_data(s);
+    for (const char* name : {"sgemmVectorize", "sgemmWarptiling"}) {
+        const matmul::Kernel& k = common::kernel_named(matmul::kernels(), name);
+        std::string what;
+        run(d, s, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, s.m, s.n, s.k); }, {1, 0, 0});
+        EXPECT_NE(what.find("ran 2D: A, B or C not 16-byte aligned"), std::string::npos) << name << ": " << what;
+    }
+    const matmul::Config& cfg = common::kernel_named(matmul::configs(), "128x128x16 s3");
+    std::string what;
+    run(d, s, [&](const float* A, const float* B, float* C) { what = cfg.launch(A, B, C, s.m, s.n, s.k, 1, false); },
+        {0, 1, 1});
+    EXPECT_NE(what.find("B:4-byte (B not 16-byte aligned)"), std::string::npos) << what;
+    EXPECT_NE(what.find("C:4-byte (not 16-byte aligned)"), std::string::npos) << what;
+    run(d, s, [&](const float* A, const float* B, float* C) { what = cfg.launch(A, B, C, s.m, s.n, s.k, 1, true); },
+        {0, 1, 0});
+    EXPECT_NE(what.find("B padded (B not 16-byte aligned)"), std::string::npos) << what;
+}
+
+TEST(MatmulAlignment, EveryConfigIsExactOnMisalignedPointers) {
+    SKIP_WITHOUT_GPU();
+    for (const matmul::Config& cfg : matmul::configs())
+        for (Shape s : {Shape{127, 132, 65}, Shape{260, 132, 300}})
+            for (const Offsets& o : kMisaligned)
+                for (bool pad : {true, false}) {
+                    const std::string where = std::string(cfg.name) + (pad ? " pad, " : " no pad, ") + offsets_name(o);
+                    for (int splits : {1, 3}) {
+                        const Data& d = integer_data(s);
+                        std::string what;
+                        const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                            what = cfg.launch(A, B, C, s.m, s.n, s.k, splits, pad);
+                        }, o);
+                        EXPECT_EQ(compare(got, d, 0.0).bad, 0u) << where << " splitK " << splits << " (" << what << ")";
+                    }
+                    for (int slots : {0, 5}) {
+                        const Data& d = integer_data(s);
+                        std::string what;
+                        const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                            what = cfg.streamk(A, B, C, s.m, s.n, s.k, pad, slots);
+                        }, o);
+                        EXPECT_EQ(compare(got, d, 0.0).bad, 0u) << where << " streamK slots " << slots << " (" << what << ")";
+                    }
+                }
+}
+
+// ---- The split-K scratch stays under its bound -------------------------------
+// At 4096 x 4096 one split's partials are 64 MiB: 16 splits (or the
+// autotuner's 8) would need 1 GiB (512 MiB); the launcher runs at most
+// kSplitKScratchMaxBytes worth of them, and the results stay exact (checked
+// on sampled elements: the full CPU reference would take a minute).
+TEST(MatmulScratch, SplitKPartialsStayUnderTheBound) {
+    SKIP_WITHOUT_GPU();
+    const Shape s{4096, 4096, 256};
+    std::vector<int> a(size_t(s.m) * s.k), b(size_t(s.k) * s.n);
+    common::fill_uniform(a.data(), a.size(), 11, -15, 15);
+    common::fill_uniform(b.data(), b.size(), 12, -15, 15);
+    Data d;
+    d.A.assign(a.begin(), a.end());
+    d.B.assign(b.begin(), b.end());
+    auto expect_exact_samples = [&](const std::vector<float>& got, const std::string& label) {
+        common::SplitMix64 g(13);
+        int bad = 0;
+        for (int t = 0; t < 2000; ++t) {
+            const int i = int(g.next() % s.m), j = int(g.next() % s.n);
+            double c, sc;
+            matmul::matmul_cpu_element(d.A.data(), d.B.data(), s.n, s.k, i, j, &c, &sc);
+            bad += double(got[size_t(i) * s.n + j]) != c;
+        }
+        EXPECT_EQ(bad, 0) << label;
+    };
+    const matmul::Config& cfg = common::kernel_named(matmul::configs(), "128x128x32 s3");
+    std::string what;
+    const std::vector<float> split = run(d, s, [&](const float* A, const float* B, float* C) {
+        what = cfg.launch(A, B, C, s.m, s.n, s.k, 16, true);
+    });
+    expect_exact_samples(split, what);
+    EXPECT_NE(what.find("splitK" + std::to_string(matmul::max_splits_in_scratch(s.m, s.n))), std::string::npos) << what;
+    EXPECT_LE(matmul::scratch_bytes(matmul::kSplitKPartials), matmul::kSplitKScratchMaxBytes);
+    const matmul::Kernel& tuned = common::kernel_named(matmul::kernels(), "sgemmAutotuned");
+    const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+        what = tuned.launch(A, B, C, s.m, s.n, s.k);
+    });
+    expect_exact_samples(got, what);
+    EXPECT_LE(matmul::scratch_bytes(matmul::kSplitKPartials), matmul::kSplitKScratchMaxBytes) << what;
 }
 
 // ---- Deliberately wrong kernels must be caught -----------------------------
@@ -233,7 +356,7 @@ __global__ void missOneTerm(const float* A, const float* B, float* C, int M, int
 }
 template <void (*Kern)(const float*, const float*, float*, int, int, int)>
 void launch_broken(const float* A, const float* B, float* C, const Shape& s) {
-    const dim3 block(16, 16), grid(matmul::ceil_div(s.n, 16), matmul::ceil_div(s.m, 16));
+    const dim3 block(16, 16), grid(common::ceil_div(s.n, 16), common::ceil_div(s.m, 16));
     Kern<<<grid, block>>>(A, B, C, s.m, s.n, s.k);
     CHECK_LAUNCH();
 }
@@ -278,7 +401,8 @@ TEST(MatmulBroken, OneMissingTermInOneElementIsCaught) {
 // ---- The seed's pitfall: the unguarded grid of seed 000 --------------------
 TEST(MatmulPitfall, SeedGridIsRightOnMultiplesOf16Only) {
     SKIP_WITHOUT_GPU();
-    const matmul::Kernel& seed = matmul::pitfalls()[0];
+    const matmul::Kernel& seed = common::kernel_named(matmul::pitfalls(), "MatMulKernelSeedGrid");
+    const matmul::Kernel& tiled = common::kernel_named(matmul::kernels(), "MatMulKernelTiled");
     for (Shape s : {Shape{64, 64, 64}, Shape{128, 32, 48}}) {
         const Data& d = integer_data(s);
         const std::vector<float> got =
@@ -293,7 +417,7 @@ TEST(MatmulPitfall, SeedGridIsRightOnMultiplesOf16Only) {
             run(d, s, [&](const float* A, const float* B, float* C) { seed.launch(A, B, C, s.m, s.n, s.k); });
         EXPECT_GT(compare(bad, d, 0.0).bad, 0u) << "the seed's grid went unnoticed at " << name_of(s);
         const std::vector<float> good = run(d, s, [&](const float* A, const float* B, float* C) {
-            matmul::launch_tiled(A, B, C, s.m, s.n, s.k);
+            tiled.launch(A, B, C, s.m, s.n, s.k);
         });
         EXPECT_EQ(compare(good, d, 0.0).bad, 0u) << "MatMulKernelTiled at " << name_of(s);
     }
@@ -411,6 +535,91 @@ TEST(StreamKPlan, EveryKTileOnceAndOwnersWaitForTheRightBlocks) {
                     split_plans += split;
                 }
     EXPECT_GT(split_plans, plans / 8) << "too few plans split any tile";
+}
+
+// ---- CPU-only: the launchers' decisions (plan_for and friends) ---------------
+// On 132 SMs (an H200) the plans are those the bench CSV's launch column
+// shows (results/h200.csv).
+TEST(MatmulPlan, PicksOfTheBenchRun) {
+    const int sms = 132;
+    auto config_of = [](const matmul::Plan& p) { return std::string(matmul::configs()[p.config].name); };
+    const matmul::Plan p1024 = matmul::choose_sgemmCpAsync(1024, 1024, 1024, sms);
+    EXPECT_EQ(config_of(p1024), "128x128x32 s3");
+    EXPECT_EQ(p1024.splits, 4);
+    const matmul::Plan p4096 = matmul::plan_for(4096, 4096, 4096, sms);
+    EXPECT_FALSE(p4096.streamk);
+    EXPECT_EQ(config_of(p4096), "128x256x32 s3");
+    EXPECT_EQ(p4096.splits, 1);
+    const matmul::Plan odd = matmul::plan_for(2049, 2047, 2051, sms);
+    EXPECT_TRUE(odd.streamk);
+    EXPECT_EQ(config_of(odd), "128x256x32 s3");
+    EXPECT_TRUE(odd.pad_b);
+    const matmul::Plan small = matmul::plan_for(1000, 333, 77, sms);
+    EXPECT_FALSE(small.streamk);
+    EXPECT_EQ(config_of(small), "64x64x16 s4");
+    EXPECT_FALSE(small.pad_b);
+}
+
+TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
+    for (int m : {1, 128, 1000, 2049, 4096, 8192})
+        for (int n : {1, 127, 1024, 4095, 8192})
+            for (int k : {1, 77, 257, 4096, 8192})
+                for (int sms : {1, 16, 132}) {
+                    const matmul::Plan dp = matmul::choose_sgemmCpAsync(m, n, k, sms), both = matmul::plan_for(m, n, k, sms);
+                    const bool big = double(m) * n * k >= matmul::kPadBMinMacs;
+                    EXPECT_EQ(dp.pad_b, big);
+                    EXPECT_EQ(both.pad_b, big);
+                    EXPECT_GE(dp.config, 0);
+                    EXPECT_LT(dp.config, int(matmul::configs().size()));
+                    EXPECT_GT(dp.score, 0);
+                    EXPECT_NE(std::find(matmul::kSplitFactors.begin(), matmul::kSplitFactors.end(), dp.splits),
+                              matmul::kSplitFactors.end());
+                    EXPECT_LE(dp.splits, matmul::max_splits_in_scratch(m, n));
+                    if (dp.splits > 1) EXPECT_GE(k / dp.splits, matmul::kMinSplitK);
+                    EXPECT_GE(both.score, dp.score);
+                    if (both.streamk) {
+                        EXPECT_GE(matmul::configs()[both.config].bm, matmul::kStreamKMinTile);
+                        EXPECT_GE(matmul::configs()[both.config].bn, matmul::kStreamKMinTile);
+                    } else {
+                        EXPECT_EQ(both.config, dp.config);
+                        EXPECT_EQ(both.splits, dp.splits);
+                    }
+                }
+}
+
+TEST(MatmulPlan, SplitKScratchBound) {
+    EXPECT_EQ(matmul::max_splits_in_scratch(8192, 8192), 1);  // one slice: 256 MiB, no partials
+    EXPECT_EQ(matmul::max_splits_in_scratch(4096, 4096), 4);
+    EXPECT_GE(matmul::max_splits_in_scratch(1024, 1024), 16);
+    EXPECT_GE(matmul::max_splits_in_scratch(1, 1), 16);
+    for (int mn : {1, 1000, 4096, 5000, 8192, 46340}) {
+        const int s = matmul::max_splits_in_scratch(mn, mn);
+        EXPECT_GE(s, 1);
+        if (s > 1) EXPECT_LE(double(s) * mn * mn * sizeof(float), double(matmul::kSplitKScratchMaxBytes));
+    }
+}
+
+TEST(MatmulPlan, AutotunerCandidatesStayUnderTheScratchBound) {
+    // 7 configurations x (stream-K + split-K {1, 2, 3, 4, 6, 8}) where the scratch allows it.
+    EXPECT_EQ(matmul::autotune_candidates(1024, 1024, 1024).size(), 49u);
+    EXPECT_EQ(matmul::autotune_candidates(8192, 8192, 8192).size(), 14u);  // stream-K and one slice only
+    for (int mn : {512, 4096, 8192})
+        for (const matmul::Plan& p : matmul::autotune_candidates(mn, mn, 1024)) {
+            EXPECT_LE(p.splits, matmul::kAutotuneMaxSplits);
+            if (!p.streamk && p.splits > 1)
+                EXPECT_LE(double(p.splits) * mn * mn * sizeof(float), double(matmul::kSplitKScratchMaxBytes));
+        }
+}
+
+TEST(MatmulPlan, SixteenByteRule) {
+    const float* p = reinterpret_cast<const float*>(uintptr_t(1) << 20);  // 16-byte aligned (never dereferenced)
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 128, 64), "");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 130, 64), "K or N % 4 != 0");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 128, 66), "K or N % 4 != 0");
+    EXPECT_EQ(matmul::why_not_16_bytes(p + 1, p, p, 128, 64), "A, B or C not 16-byte aligned");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p + 2, p, 128, 64), "A, B or C not 16-byte aligned");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p + 3, 128, 64), "A, B or C not 16-byte aligned");
+    EXPECT_EQ(matmul::why_not_16_bytes(p + 4, p + 8, p + 12, 128, 64), "");
 }
 
 TEST(MatmulCpu, ShapeLimits) {

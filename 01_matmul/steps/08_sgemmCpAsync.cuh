@@ -1,0 +1,163 @@
+// Step 8 of 01_matmul: the warp-tiled kernel fed by a multi-stage cp.async
+// pipeline (pipeline.cuh), split-K for grids with too few tiles, and the
+// model that picks a configuration and a split-K factor per shape.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+#include "01_matmul/steps/pipeline.cuh"
+
+namespace matmul {
+
+// ---- The kernel ------------------------------------------------------------
+// sgemmCpAsync: the warp-tiled kernel fed by a STAGES-deep cp.async pipeline
+// in dynamic shared memory (up to 227 KB with cudaFuncAttributeMaxDynamicSharedMemorySize).
+// While the warps compute on k-tile kt, k-tiles kt+1 .. kt+STAGES-1 are in
+// flight: one barrier per k-tile and no registers spent on staging.
+//  - The copies follow CopyPlan (pipeline.cuh). Where B cannot be read with
+//    16-byte copies (N % 4 != 0, or B not 16-byte aligned) the launcher first
+//    copies it into a buffer with ldb = N rounded up to 4 (zero-padded), which
+//    costs one pass over B and measured faster than 4-byte copies of B
+//    (README, worklog step 11).
+//  - Edge tiles are zero-filled (src_size 0), the epilogue guards the stores.
+//  - Blocks take tiles in the grouped order of tile_origin().
+//  - Split-K (gridDim.z > 1): block z sums k in [z * k_split, (z+1) * k_split)
+//    and writes its partial result to `partial` (gridDim.z x M x N); a second
+//    kernel adds them. Used where M x N has too few tiles to fill the GPU.
+// Look for: SASS (sass_ops.py) with LDGSTS, LDS.128, a main loop that is
+// nearly all FFMA and no LDL/STL (local memory spills).
+template <class T, bool B16>
+__global__ void __launch_bounds__(T::THREADS, T::MINB)
+sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+             int ldb, int k_split, float* __restrict__ partial) {
+    extern __shared__ __align__(16) float smem[];
+    float* As = smem;
+    float* Bs = smem + T::STAGES * T::A_STAGE;
+
+    int bm, bn;
+    tile_origin<T>(blockIdx.x, (M + T::BM - 1) / T::BM, (N + T::BN - 1) / T::BN, &bm, &bn);
+    const int k_begin = blockIdx.z * k_split, k_span = min(K - k_begin, k_split);
+    const int num_tiles = (k_span + T::BK - 1) / T::BK;
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wm0 = (warp / T::WARPS_N) * T::WM + (lane / 4) * 4;
+    const int wn0 = (warp % T::WARPS_N) * T::WN + (lane % 4) * 4;
+
+    CopyPlan<T, B16> copy(tid);
+    copy.start(A, B, M, K, ldb, bm, bn, k_begin);
+
+    // Prologue: STAGES - 1 tiles in flight (an empty group where there are fewer).
+#pragma unroll
+    for (int s = 0; s < T::STAGES - 1; ++s) {
+        if (s < num_tiles) copy.load(As + s * T::A_STAGE, Bs + s * T::B_STAGE, K, ldb);
+        cp_async_commit();
+    }
+
+    float acc[T::TM][T::TN] = {};
+    int read_stage = 0, write_stage = T::STAGES - 1;
+    for (int kt = 0; kt < num_tiles; ++kt) {
+        cp_async_wait<T::STAGES - 2>();  // tile kt has landed (for this thread's copies) ...
+        __syncthreads();                 // ... for everybody's, and tile kt-1's buffer is free
+        if (kt + T::STAGES - 1 < num_tiles)
+            copy.load(As + write_stage * T::A_STAGE, Bs + write_stage * T::B_STAGE, K, ldb);
+        cp_async_commit();
+        const float* as = As + read_stage * T::A_STAGE + wm0;
+        const float* bs = Bs + read_stage * T::B_STAGE + wn0;
+#pragma unroll
+        for (int kk = 0; kk < T::BK; ++kk) mma_k<T>(as, bs, kk, acc);
+        read_stage = read_stage + 1 == T::STAGES ? 0 : read_stage + 1;
+        write_stage = write_stage + 1 == T::STAGES ? 0 : write_stage + 1;
+    }
+    cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+
+    store_acc<T>(partial ? partial + size_t(blockIdx.z) * M * N : C, acc, bm + wm0, bn + wn0, M, N);
+}
+
+// Split-K's second step: C = sum over the splits of their partial results.
+__global__ void splitKReduce(const float* __restrict__ partial, float* __restrict__ C, size_t mn, int splits) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
+        float s = partial[i];
+        for (int z = 1; z < splits; ++z) s += partial[size_t(z) * mn + i];
+        C[i] = s;
+    }
+}
+
+// ---- The launcher of one configuration --------------------------------------
+// sgemmCpAsync<T> with `splits` slices of K (1: no split; fewer where there
+// are fewer k-tiles, or where the partials would exceed kSplitKScratchMaxBytes).
+template <class T>
+std::string launch_sgemmCpAsync_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
+                                     bool pad_b) {
+    const PreparedB pb = prepare_b(B, N, K, pad_b);
+    const bool b16 = pb.b16;
+    auto kernel = b16 ? sgemmCpAsync<T, true> : sgemmCpAsync<T, false>;
+    static bool configured[2] = {false, false};
+    if (!configured[b16]) {
+        allow_dynamic_smem(kernel, T::SMEM);
+        configured[b16] = true;
+    }
+    const int k_tiles = common::ceil_div(K, T::BK);
+    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
+    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
+    splits = common::ceil_div(K, k_split);  // no empty slice
+    const size_t mn = size_t(M) * N;
+    float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
+    const dim3 block(T::THREADS), grid(common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN), 1, splits);
+    kernel<<<grid, block, T::SMEM>>>(A, pb.b, C, M, N, K, pb.ldb, k_split, partial);
+    CHECK_LAUNCH();
+    if (splits > 1) {
+        const int threads = 256;
+        splitKReduce<<<grid_stride_blocks(mn, threads), threads>>>(partial, C, mn, splits);
+        CHECK_LAUNCH();
+    }
+    return tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : c_what(C, N)) + pb.what;
+}
+
+// ---- The model: which configuration and split-K factor ----------------------
+// The configuration and split-K factor with the best modelled rate,
+//     rate x used x (blocks / (waves x slots)) x k / (k rounded up to BK + fixed) x (kSplitKCost if split),
+// i.e. the measured rate at large sizes, times the part of the tiles inside
+// C (M x N over the tiles' area), times the fraction of the last wave
+// that has work (SMs x blocks per SM slots per wave), times the share of
+// a block's time spent on useful k (short K slices pay the pipeline's fill
+// and drain, which overlaps less the fewer blocks share an SM), less the
+// extra pass over C that split-K costs. Split slices keep >= kMinSplitK of K,
+// and their partials fit kSplitKScratchMaxBytes.
+constexpr std::array<int, 7> kSplitFactors = {1, 2, 3, 4, 6, 8, 16};  // the model's, and --tune's columns
+constexpr int kMinSplitK = 256;
+constexpr double kSplitKCost = 0.95;
+inline Plan choose_sgemmCpAsync(int M, int N, int K, int sms) {
+    Plan best;
+    best.pad_b = pad_b_pays(M, N, K);
+    for (size_t c = 0; c < configs().size(); ++c) {
+        const Config& cfg = configs()[c];
+        const double tiles = double(common::ceil_div(M, cfg.bm)) * common::ceil_div(N, cfg.bn),
+                     slots = double(sms) * cfg.blocks_per_sm;
+        for (int s : kSplitFactors) {
+            if (s > 1 && (K / s < kMinSplitK || s > max_splits_in_scratch(M, N))) break;
+            const int k_slice = common::ceil_div(common::ceil_div(K, cfg.bk), s) * cfg.bk;
+            const double blocks = tiles * s, waves = std::ceil(blocks / slots);
+            const double k_used = double(K) / s;
+            const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);  // edge tiles' idle part
+            const double score =
+                cfg.rate * used * (blocks / (waves * slots)) * k_used / (k_slice + cfg.fixed) * (s > 1 ? kSplitKCost : 1.0);
+            if (score > best.score) {
+                best.config = int(c);
+                best.splits = s;
+                best.score = score;
+            }
+        }
+    }
+    return best;
+}
+
+// ---- The launcher ----------------------------------------------------------
+inline std::string launch_sgemmCpAsync(const float* A, const float* B, float* C, int M, int N, int K) {
+    return run_plan(choose_sgemmCpAsync(M, N, K, common::sm_count()), A, B, C, M, N, K);
+}
+
+}  // namespace matmul
