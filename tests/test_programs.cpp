@@ -1,4 +1,4 @@
-// The command-line contract of every chapter's program (CONVENTIONS.md section 3),
+// The command-line contract of every chapter's program (CONTRIBUTING.md, "Program contract"),
 // checked by running the built binaries. The programs to check come in the
 // PROGRAMS environment variable (`make test` sets it).
 #include <cstdio>
@@ -112,6 +112,54 @@ TEST(Programs, UnwritableCsvPathIsRefusedBeforeAnyWork) {
     EXPECT_EQ(run("ls -A " + d).out, "existing.csv\n");
     std::remove(file.c_str());
     EXPECT_EQ(rmdir(dir), 0);
+}
+
+// An option given twice is refused (no silent last-wins), before any GPU work:
+// exit 2, the reason, the usage; a flag and an option with a value alike.
+TEST(Programs, AnOptionGivenTwiceIsRefused) {
+    for (const std::string& p : programs())
+        for (const char* args : {"--reps 2 --reps 3", "--reps=2 --reps 2", "--warmup 1 --reps 2 --warmup 1"}) {
+            const Result r = run(p + " " + args);
+            EXPECT_EQ(r.code, 2) << p << " " << args << ": " << r.out;
+            EXPECT_NE(r.out.find("given twice"), std::string::npos) << p << " " << args << ": " << r.out;
+            EXPECT_NE(r.out.find("usage:"), std::string::npos) << p << " " << args;
+            EXPECT_EQ(r.out.find("WAIVED"), std::string::npos) << p << " " << args << ": refused only after the device check";
+        }
+}
+
+// A CSV in /proc cannot be created (by root neither): refused while parsing, before any GPU work.
+TEST(Programs, CsvInProcIsRefusedBeforeAnyWork) {
+    for (const std::string& p : programs()) {
+        const Result r = run(p + " --csv /proc/x.csv");
+        EXPECT_EQ(r.code, 2) << p << ": " << r.out;
+        EXPECT_NE(r.out.find("--csv: "), std::string::npos) << p << ": " << r.out;
+        EXPECT_EQ(r.out.find("WAIVED"), std::string::npos) << p << ": refused only after the device check";
+    }
+}
+
+// distributed_smem's modes are one per run: --micro (part 1's micro-benchmarks) with --sync (part 2) is refused.
+TEST(Programs, DistributedSmemModesAreExclusive) {
+    bool listed = false;
+    for (const std::string& p : programs()) {
+        if (p != "./distributed_smem") continue;
+        listed = true;
+        for (const char* args : {"--micro --sync", "--sync --micro"}) {
+            const Result r = run(p + " " + args);
+            EXPECT_EQ(r.code, 2) << p << " " << args << ": " << r.out;
+            EXPECT_NE(r.out.find("cannot be combined"), std::string::npos) << p << " " << args << ": " << r.out;
+            EXPECT_EQ(r.out.find("WAIVED"), std::string::npos) << p << " " << args;
+        }
+    }
+    if (!listed) GTEST_SKIP() << "distributed_smem is not in PROGRAMS";
+}
+
+// setup.sh's decisions (distribution, nvcc version, --dry-run), checked by tests/test_setup.sh
+// with a fake /etc/os-release and a fake nvcc; it installs nothing.
+TEST(Setup, DetectsDistributionAndNvccWithoutInstalling) {
+    if (access("tests/test_setup.sh", X_OK) != 0) GTEST_SKIP() << "run from the repository root (make test)";
+    const Result r = run("tests/test_setup.sh");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find(" passed, 0 failed"), std::string::npos) << r.out;
 }
 
 }  // namespace
