@@ -5,13 +5,23 @@
 // DSMEM, in the L2 and in DRAM; aggregate DSMEM read bandwidth and remote
 // atomic throughput by cluster size; the cost of cluster.sync() by cluster size.
 // All cluster kernels compile to nothing below sm_90; the host code waives them.
+// run_micro_benchmarks() at the end runs them and writes the table.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
+#include "02_distributed_smem/distributed_smem.cuh"
+#include "common/buffer.cuh"
 #include "common/check.cuh"
+#include "common/cli.hpp"
 #include "common/data.hpp"
+#include "common/device.cuh"
+#include "common/launch.cuh"
+#include "common/report.hpp"
+#include "common/timer.cuh"
 
 namespace distributed_smem::micro {
 
@@ -118,6 +128,155 @@ __global__ void syncCost(int iters, long long* cycles) {
     const long long t1 = clock64();
     if (blockIdx.x == 0 && threadIdx.x == 0) cycles[0] = t1 - t0;
 #endif
+}
+
+// ---------------------------------------------------------------------------
+// The host side: ./distributed_smem --micro.
+// ---------------------------------------------------------------------------
+
+inline std::string cluster_launch_string(int grid, int block, size_t smem, int cluster) {
+    return common::launch_string(dim3(grid), dim3(block), smem) + " cluster " + std::to_string(cluster);
+}
+
+// What DSMEM costs next to local shared memory, the L2 and DRAM, as a
+// common::Report: `problem` is the measure, `size` and `cluster` the cluster
+// size (0 and "-": none), the rate column `value` in the row's `unit`, and
+// `h100_published` the published H100 figure where there is one (the README
+// cites it). Repetitions: the latency and barrier rows are one launch each,
+// because the kernel times itself with clock64() over 2^14 dependent loads
+// (1000 barriers) and an event median over launches would measure launch
+// overhead, not the loads; the bandwidth and atomics rows are the median of
+// --reps launches under the common rule (timer.cuh).
+inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::CommonOptions& opt,
+                                 const std::string& command_line) {
+    std::printf("\nWhat remote shared memory costs on %s (h100_published: published H100 figures, README)\n",
+                dev.name.c_str());
+    common::Report report("value", "h100", {"cluster", "unit", "h100_published"});
+    std::string last_measure;
+    auto add = [&](const std::string& measure, const char* kernel, const std::string& launch, int cluster, double ms,
+                   double value, const char* unit, const char* h100) {
+        if (measure != last_measure) report.section(measure);
+        last_measure = measure;
+        report.add({measure, double(cluster), kernel, launch, ms, value, -1, 0, "-",
+                    {cluster ? std::to_string(cluster) : "-", unit, h100}});
+    };
+    common::DeviceBuffer<long long> d_cycles(1);
+    common::DeviceBuffer<unsigned> d_sink(1);
+    auto cycles = [&] {
+        long long c = 0;
+        CHECK(cudaMemcpy(&c, d_cycles.get(), sizeof c, cudaMemcpyDeviceToHost));
+        return double(c);
+    };
+
+    // Latency: dependent loads, cycles per load.
+    const int steps = 1 << 14;
+    common::allow_large_clusters(chaseSmem);
+    auto chase = [&](const char* measure, int c, int target, const char* h100) {
+        const size_t smem = kChainWords * 4;
+        const double ms = common::time_once_ms([&] {
+            CHECK(common::launch_cluster(chaseSmem, c, kThreads, smem, c, target, steps, d_cycles.get(), d_sink.get()));
+        });
+        add(measure, "chaseSmem", cluster_launch_string(c, kThreads, smem, c), c, ms, cycles() / steps, "cycles", h100);
+    };
+    chase("latency: local shared memory (LDS)", 1, -1, "~30");
+    chase("latency: DSMEM, neighbour block (rank 1)", 2, 1, "~180-190");
+    chase("latency: DSMEM, neighbour block (rank 1)", 16, 1, "-");
+    chase("latency: DSMEM, farthest rank (15)", 16, 15, "-");
+    chase("latency: own block via map_shared_rank (generic)", 2, 0, "-");
+    {   // L2: a random cycle through 65536 lines of 128 bytes (8 MiB: past the L1, inside the L2), second pass timed.
+        const int lines = 65536;
+        std::vector<unsigned> perm(lines), pos(lines);
+        for (int i = 0; i < lines; ++i) perm[i] = i;
+        common::SplitMix64 g(uint64_t(opt.seed));
+        for (int i = lines - 1; i > 0; --i) std::swap(perm[i], perm[g.next() % (i + 1)]);
+        for (int i = 0; i < lines; ++i) pos[i] = perm[i] * 32;
+        common::DeviceBuffer<unsigned> next(size_t(lines) * 32), d_pos(lines);
+        CHECK(cudaMemset(next.get(), 0, next.bytes()));
+        d_pos.upload(pos);
+        scatterChain<<<common::ceil_div(lines, 256), 256>>>(next.get(), d_pos.get(), lines);
+        CHECK_LAUNCH();
+        chaseGlobal<<<1, 1>>>(next.get(), pos[0], lines, d_cycles.get(), d_sink.get());
+        const double ms =
+            common::time_once_ms([&] { chaseGlobal<<<1, 1>>>(next.get(), pos[0], lines, d_cycles.get(), d_sink.get()); });
+        add("latency: L2 hit (8 MiB random chain, ld.global.cg)", "chaseGlobal", "grid(1) block(1)", 0, ms,
+            cycles() / lines, "cycles", "~260");
+    }
+    {   // DRAM: 32768 random lines of a 2 GiB buffer, each visited once, the L2 flushed by a 512 MiB memset.
+        const int count = 32768;
+        const size_t words = size_t(1) << 29;
+        common::DeviceBuffer<unsigned> next(words), d_pos(count), scratch(size_t(1) << 27);
+        std::vector<unsigned> pos(count);
+        common::SplitMix64 g(uint64_t(opt.seed) + 1);
+        for (int i = 0; i < count; ++i) pos[i] = unsigned((g.next() % (words / 32)) * 32);
+        d_pos.upload(pos);
+        scatterChain<<<common::ceil_div(count, 256), 256>>>(next.get(), d_pos.get(), count);
+        CHECK_LAUNCH();
+        CHECK(cudaMemset(scratch.get(), 1, scratch.bytes()));
+        const double ms = common::time_once_ms(
+            [&] { chaseGlobal<<<1, 1>>>(next.get(), pos[0], count - 1, d_cycles.get(), d_sink.get()); });
+        add("latency: DRAM (2 GiB random chain, TLB misses included)", "chaseGlobal", "grid(1) block(1)", 0, ms,
+            cycles() / (count - 1), "cycles", "-");
+    }
+
+    // Bandwidth and atomics: a full wave of clusters, every block on its neighbour (or itself at C = 1),
+    // timed under the common rule.
+    auto timed = [&](auto&& run, const std::string& launch, double* ms) {
+        const double once = common::time_once_ms(run);
+        const common::Timing t = common::time_kernel(run, once, int(opt.warmup), int(opt.reps));
+        *ms = t.ms;
+        return launch + common::reps_note(t.plan);
+    };
+    const int words4 = 2048;  // 32 KB of int4 per block
+    const int passes = 256;
+    for (int c = 1; c <= 16; c *= 2) {
+        const auto kernel = c == 1 ? dsmemRead<false> : dsmemRead<true>;
+        const size_t smem = size_t(words4) * 16;
+        const int clusters = active_clusters(kernel, c, smem);
+        if (clusters < 1) continue;
+        double ms = 0;
+        const std::string launch = timed(
+            [&] { CHECK(common::launch_cluster(kernel, clusters * c, kThreads, smem, c, words4, passes, d_sink.get())); },
+            cluster_launch_string(clusters * c, kThreads, smem, c), &ms);
+        const double bytes = double(clusters) * c * words4 * 16.0 * passes;
+        add(c == 1 ? "bandwidth: local shared memory reads (all SMs)" : "bandwidth: DSMEM reads, neighbour block (all SMs)",
+            c == 1 ? "dsmemRead<false>" : "dsmemRead<true>", launch, c, ms, bytes / (ms * 1e6), "GB/s",
+            c == 2 ? "~3300" : "-");
+    }
+    const int awords = 8192, iters = 4096;
+    for (int c = 1; c <= 16; c *= 2) {
+        const auto kernel = c == 1 ? dsmemAtomics<false> : dsmemAtomics<true>;
+        const size_t smem = size_t(awords) * 4;
+        const int clusters = active_clusters(kernel, c, smem);
+        if (clusters < 1) continue;
+        double ms = 0;
+        const std::string launch = timed(
+            [&] { CHECK(common::launch_cluster(kernel, clusters * c, kThreads, smem, c, awords, iters)); },
+            cluster_launch_string(clusters * c, kThreads, smem, c), &ms);
+        const double ops = double(clusters) * c * kThreads * iters;
+        add(c == 1 ? "atomics: local shared memory (all SMs)" : "atomics: DSMEM, neighbour block (all SMs)",
+            c == 1 ? "dsmemAtomics<false>" : "dsmemAtomics<true>", launch, c, ms, ops / (ms * 1e6), "Gatomic/s", "-");
+    }
+    // Barriers: one cluster alone, 1000 in a row.
+    const int sync_iters = 1000;
+    common::allow_large_clusters(syncCost<true>);
+    auto barrier = [&](const char* measure, bool cluster_sync, int c, const char* h100) {
+        const auto kernel = cluster_sync ? syncCost<true> : syncCost<false>;
+        const double ms = common::time_once_ms(
+            [&] { CHECK(common::launch_cluster(kernel, c, kThreads, 0, c, sync_iters, d_cycles.get())); });
+        add(measure, cluster_sync ? "syncCost<true>" : "syncCost<false>", cluster_launch_string(c, kThreads, 0, c), c,
+            ms, cycles() / sync_iters, "cycles", h100);
+    };
+    for (int c = 1; c <= 16; c *= 2) barrier("cluster.sync() (one cluster alone)", true, c, c > 1 ? "~850" : "-");
+    barrier("__syncthreads() (512 threads)", false, 1, "-");
+    CHECK(cudaDeviceSynchronize());
+
+    if (!opt.csv.empty()) {
+        common::Metadata meta = common::run_metadata(dev, command_line);
+        meta.push_back({"columns", "problem = the measure; size and cluster = the cluster size (0 and - for none); "
+                                   "value in unit; h100_published = the published H100 figure (README)"});
+        report.write_csv(opt.csv, meta);
+    }
+    return true;
 }
 
 }  // namespace distributed_smem::micro

@@ -11,6 +11,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import plot as common_plot  # noqa: E402  (common/plot.py: log axis, peer style)
 import results  # noqa: E402
 
 
@@ -18,22 +19,25 @@ def cluster_plot(path, plt):
     meta, rows = results.read(path)
     fig, ax = plt.subplots(figsize=(9.5, 5.5))
     cub = [(float(r["bins"]), float(r["GB_per_s"])) for r in rows if r["kernel"].startswith("cub")]
-    ax.plot([c[0] for c in cub], [c[1] for c in cub], "k--", marker="o", label="cub::DeviceHistogram")
-    styles = {"clusterHist": "-", "clusterHistVec4": (0, (1, 1)), "clusterHistVec4Agg": "-.",
-              "clusterHistSliced": ":"}
-    colors = {1: "tab:blue", 2: "tab:orange", 4: "tab:green", 8: "tab:red", 16: "tab:purple"}
-    for k, ls in styles.items():
+    ax.plot([c[0] for c in cub], [c[1] for c in cub], **common_plot.line_style("cub::DeviceHistogram", "peer", 0))
+    # Two things vary: the kernel (line style and marker) and the cluster size (colour, light to
+    # dark as the cluster grows: an ordered quantity gets an ordered palette).
+    styles = {"clusterHist": ("-", "o"), "clusterHistVec4": ((0, (1, 1)), "s"), "clusterHistVec4Agg": ("-.", "^"),
+              "clusterHistSliced": (":", "D")}
+    cmap = plt.get_cmap("viridis_r")
+    colors = {c: cmap(0.15 + 0.8 * i / 4) for i, c in enumerate((1, 2, 4, 8, 16))}
+    values = [c[1] for c in cub]
+    for k, (ls, mk) in styles.items():
         for c, col in colors.items():
             pts = [(float(r["bins"]), float(r["GB_per_s"])) for r in rows
                    if r["kernel"] == k and int(r["cluster"]) == c and r["result"] == "PASS"]
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=ls, marker=".", color=col,
-                        label="%s, cluster %d" % (k, c))
+                values += [p[1] for p in pts]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=ls, marker=mk, markersize=4, color=col,
+                        linewidth=1.3, label="%s, cluster %d" % (k, c))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("bins (uniform samples, n from the CSV's command line)")
-    ax.set_ylabel("GB/s (n * 4 bytes / time)")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
+    common_plot.rate_axis(ax, values, "GB/s (n * 4 bytes / time)")
     ax.set_title("Histogram by cluster size on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     results.save_png(fig, path)
@@ -42,6 +46,8 @@ def cluster_plot(path, plt):
 def micro_plot(path, plt):
     meta, rows = results.read(path)
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.8))
+    for r in rows:  # the measure: `problem` since --micro writes through common::Report, `measure` before
+        r["measure"] = r.get("measure") or r["problem"]
     lat = [r for r in rows if r["measure"].startswith("latency")]
     labels = [r["measure"].replace("latency: ", "") + ("" if r["cluster"] in ("-", "1") else " (C=%s)" % r["cluster"])
               for r in lat]
@@ -54,15 +60,14 @@ def micro_plot(path, plt):
     axes[0].set_title("latency")
     for ax, prefix, unit in ((axes[1], "bandwidth", "GB/s"), (axes[2], "atomics", "Gatomic/s")):
         pts = [(int(r["cluster"]), float(r["value"])) for r in rows if r["measure"].startswith(prefix)]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color="#4c72b0")
         ax.set_xscale("log", base=2)
         ax.set_xticks([1, 2, 4, 8, 16])
         ax.set_xticklabels(["1 (local)", "2", "4", "8", "16"])
+        ax.minorticks_off()
         ax.set_xlabel("cluster size")
-        ax.set_ylabel(unit)
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-        ax.set_title("all SMs: " + prefix + " to the next block's shared memory")
+        common_plot.rate_axis(ax, [p[1] for p in pts], unit)
+        ax.set_title(prefix + " to the next block's shared memory\n(all SMs)", fontsize=10)
     sync = [(int(r["cluster"]), float(r["value"])) for r in rows if r["measure"].startswith("cluster.sync")]
     if sync:
         ax2 = axes[2].twinx()
@@ -88,8 +93,6 @@ def main():
     elif name.endswith("_micro.csv"):
         micro_plot(path, plt)
     elif "_" not in os.path.splitext(name)[0]:
-        sys.path.insert(0, os.path.join(HERE, "..", "common"))
-        import plot as common_plot
         common_plot.plot(path, "Histogram, n = 2^28 int samples, by bins and distribution (%s)" %
                          results.read(path)[0].get("gpu", "?"))
 

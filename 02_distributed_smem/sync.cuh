@@ -1,4 +1,5 @@
 // sync.cuh - part 2 of the chapter: synchronization beyond the basics (./distributed_smem --sync).
+// (The seeds it follows: the top README's Sources section.)
 //
 // Six experiments, each a table (kernels in sync_kernels.cuh):
 //   litmus MP / SB   weak ordering observed between two blocks on different SMs, per ordering variant
@@ -8,262 +9,37 @@
 //   volatile         a bounded spin-wait on a flag: plain (with --pitfalls), volatile, atomic_ref
 //   pitfalls         divergent __syncthreads, barrier after an early return (--pitfalls only)
 // run_sync_quick() is the cheap subset the default run includes (the MP litmus test, smaller).
+// The litmus tests are in sync_litmus.cuh, the table and its CSV in sync_report.cuh.
+// Repetitions follow the common rule (common/timer.cuh): the median of --reps, fewer (and a
+// "[reps N]" in the row's note) when they would take over 1.5 s; the first launch of each
+// measurement is the untimed warm-up that decides.
 #pragma once
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
 #include "02_distributed_smem/sync_kernels.cuh"
+#include "02_distributed_smem/sync_litmus.cuh"
+#include "02_distributed_smem/sync_report.cuh"
 #include "common/buffer.cuh"
 #include "common/check.cuh"
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/launch.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
+#include "common/timer.cuh"
 
 namespace distributed_smem::sync {
 
 // ---------------------------------------------------------------------------------------------
-// One measured number, printed at once and kept for the CSV.
-struct SyncRow {
-    std::string experiment, variant, config;
-    double value = 0;
-    std::string unit, note, result;  // result: PASS, FAIL, or "-" (a measurement with nothing to check)
-};
-
-class SyncReport {
-  public:
-    void section(const std::string& title) const {
-        std::printf("\n%s\n%-14s %-36s %-26s %14s %-12s %-6s %s\n", title.c_str(), "experiment", "variant", "config",
-                    "value", "unit", "result", "note");
-        std::fflush(stdout);
-    }
-    void add(const SyncRow& r) {
-        std::printf("%-14s %-36s %-26s %14s %-12s %-6s %s\n", r.experiment.c_str(), r.variant.c_str(),
-                    r.config.c_str(), format(r.value).c_str(), r.unit.c_str(), r.result.c_str(), r.note.c_str());
-        std::fflush(stdout);
-        rows_.push_back(r);
-    }
-    bool all_pass() const {
-        for (const SyncRow& r : rows_) if (r.result == "FAIL") return false;
-        return true;
-    }
-    const std::vector<SyncRow>& rows() const { return rows_; }
-    static std::string format(double v) {
-        if (v == double(static_cast<long long>(v)) && v < 1e15) return std::to_string(static_cast<long long>(v));
-        return common::fmt(v < 10 ? "%.2f" : v < 1000 ? "%.1f" : "%.0f", v);
-    }
-    std::string csv(const common::Metadata& meta) const {
-        std::string s;
-        for (const auto& kv : meta) s += "# " + kv.first + ": " + kv.second + "\n";
-        s += "experiment,variant,config,value,unit,result,note\n";
-        for (const SyncRow& r : rows_)
-            s += common::csv_field(r.experiment) + "," + common::csv_field(r.variant) + "," +
-                 common::csv_field(r.config) + "," + format(r.value) + "," + common::csv_field(r.unit) + "," +
-                 r.result + "," + common::csv_field(r.note) + "\n";
-        return s;
-    }
-
-  private:
-    std::vector<SyncRow> rows_;
-};
-
-// The program's command line (for the CSV header): the part-1 main() owns argv, so read it back.
-inline std::string own_command_line() {
-    std::ifstream f("/proc/self/cmdline", std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-    for (char c : all) out += c ? c : ' ';
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out.empty() ? "./distributed_smem --sync" : out;
-}
-
-// Dynamic shared memory that lets only one block fit on an SM: the two blocks of a litmus pair
-// then run on different SMs, and a grid of at most #SMs blocks is all resident at once.
-inline size_t one_block_per_sm_smem(const common::DeviceInfo& dev) {
-    int per_sm = 0;
-    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev.id));
-    size_t bytes = size_t(per_sm) / 2 + 1024;
-    return std::min(bytes, dev.smem_per_block_optin - 1024);  // a little room for the static variables
-}
-template <class K>
-inline void allow_smem(K kernel, size_t bytes) {
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-}
-
-// clock64() budget of every bounded wait: about 1 s at the H200's ~2 GHz. A wait that works ends in
-// microseconds; the budget is this generous for runs under compute-sanitizer (`make sanitize` runs
-// the quick subset), where every instruction is much slower.
-constexpr long long kWaitBudgetCycles = 2'000'000'000;
-
-// ---------------------------------------------------------------------------------------------
-// Litmus tests.
-struct LitmusResult {
-    unsigned long long instances = 0, weak = 0, timeouts = 0;
-    unsigned long long outcome[4] = {0, 0, 0, 0};  // SB: (r1,r2) = (0,0) (0,1) (1,0) (1,1)
-    int pairs = 0, same_sm_pairs = 0, distinct_sms = 0;
-    double ms = 0;
-};
-
-struct LitmusShape {
-    int pairs, lanes, rounds;
-    unsigned long long instances() const { return (unsigned long long)pairs * lanes * rounds; }
-};
-// At least `min_instances` instances on pairs of blocks, one block per SM.
-inline LitmusShape litmus_shape(const common::DeviceInfo& dev, unsigned long long min_instances) {
-    LitmusShape s;
-    s.pairs = std::max(1, std::min(dev.sms / 2, 64));
-    s.lanes = 32;
-    s.rounds = int((min_instances + s.pairs * s.lanes - 1) / (s.pairs * s.lanes));
-    return s;
-}
-
-template <Order O>
-inline void launch_mp(const LitmusShape& s, size_t smem, int* data, int* flag, unsigned* meet,
-                      unsigned long long* counts, unsigned* sm) {
-    allow_smem(litmusMessagePassing<O>, smem);
-    litmusMessagePassing<O><<<2 * s.pairs, s.lanes, smem>>>(data, flag, meet, s.rounds, kWaitBudgetCycles, counts, sm);
-    CHECK_LAUNCH();
-}
-template <Order O>
-inline void launch_sb(const LitmusShape& s, size_t smem, int* x, int* y, unsigned* meet, int* ra, int* rb,
-                      unsigned long long* counts, unsigned* sm) {
-    allow_smem(litmusStoreBuffering<O>, smem);
-    litmusStoreBuffering<O><<<2 * s.pairs, s.lanes, smem>>>(x, y, meet, s.rounds, kWaitBudgetCycles, ra, rb, counts, sm);
-    CHECK_LAUNCH();
-}
-
-inline void count_sms(const std::vector<unsigned>& sm, LitmusResult& r) {
-    std::vector<unsigned> sorted = sm;
-    std::sort(sorted.begin(), sorted.end());
-    r.distinct_sms = int(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
-    for (size_t p = 0; 2 * p + 1 < sm.size(); ++p) r.same_sm_pairs += sm[2 * p] == sm[2 * p + 1];
-}
-
-// Message passing: counts[0] = flag seen but data stale, counts[1] = waits that timed out.
-inline LitmusResult run_message_passing(const common::DeviceInfo& dev, Order o, const LitmusShape& s) {
-    const size_t n = size_t(s.instances());
-    common::DeviceBuffer<int> data(n), flag(n);
-    common::DeviceBuffer<unsigned> meet(s.pairs), sm(2 * s.pairs);
-    common::DeviceBuffer<unsigned long long> counts(2);
-    CHECK(cudaMemset(data.get(), 0, n * sizeof(int)));
-    CHECK(cudaMemset(flag.get(), 0, n * sizeof(int)));
-    CHECK(cudaMemset(meet.get(), 0, s.pairs * sizeof(unsigned)));
-    CHECK(cudaMemset(counts.get(), 0, 2 * sizeof(unsigned long long)));
-    const size_t smem = one_block_per_sm_smem(dev);
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    CHECK(cudaEventRecord(e0));
-    switch (o) {
-        case Order::Plain: launch_mp<Order::Plain>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-        case Order::Volatile: launch_mp<Order::Volatile>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-        case Order::Fence: launch_mp<Order::Fence>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-        case Order::Atomic: launch_mp<Order::Atomic>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-    }
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    std::vector<unsigned long long> c;
-    std::vector<unsigned> smv;
-    counts.download(c);
-    sm.download(smv);
-    LitmusResult r;
-    r.instances = s.instances();
-    r.weak = c[0];
-    r.timeouts = c[1];
-    r.pairs = s.pairs;
-    r.ms = ms;
-    count_sms(smv, r);
-    return r;
-}
-
-// Store buffering: the host counts the four outcomes; weak = (0,0); an instance whose results
-// are missing (a pair that timed out) counts as a timeout.
-inline LitmusResult run_store_buffering(const common::DeviceInfo& dev, Order o, const LitmusShape& s) {
-    const size_t n = size_t(s.instances());
-    common::DeviceBuffer<int> x(n), y(n), ra(n), rb(n);
-    common::DeviceBuffer<unsigned> meet(s.pairs), sm(2 * s.pairs);
-    common::DeviceBuffer<unsigned long long> counts(2);
-    CHECK(cudaMemset(x.get(), 0, n * sizeof(int)));
-    CHECK(cudaMemset(y.get(), 0, n * sizeof(int)));
-    ra.poison();
-    rb.poison();
-    CHECK(cudaMemset(meet.get(), 0, s.pairs * sizeof(unsigned)));
-    CHECK(cudaMemset(counts.get(), 0, 2 * sizeof(unsigned long long)));
-    const size_t smem = one_block_per_sm_smem(dev);
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    CHECK(cudaEventRecord(e0));
-    switch (o) {
-        case Order::Plain: launch_sb<Order::Plain>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-        case Order::Volatile: launch_sb<Order::Volatile>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-        case Order::Fence: launch_sb<Order::Fence>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-        case Order::Atomic: launch_sb<Order::Atomic>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-    }
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    std::vector<int> a, b;
-    std::vector<unsigned> smv;
-    ra.download(a);
-    rb.download(b);
-    sm.download(smv);
-    LitmusResult r;
-    r.instances = s.instances();
-    r.pairs = s.pairs;
-    r.ms = ms;
-    for (size_t i = 0; i < n; ++i) {
-        if ((a[i] != 0 && a[i] != 1) || (b[i] != 0 && b[i] != 1)) { ++r.timeouts; continue; }
-        ++r.outcome[a[i] * 2 + b[i]];
-    }
-    r.weak = r.outcome[0];
-    count_sms(smv, r);
-    return r;
-}
-
-// The fenced and atomic variants must never show the weak outcome; plain and volatile may.
-inline bool litmus_must_be_strong(Order o) { return o == Order::Fence || o == Order::Atomic; }
-
-inline void report_litmus(SyncReport& rep, const char* experiment, Order o, const LitmusResult& r, bool sb) {
-    std::string note = std::to_string(r.instances) + " instances on " + std::to_string(r.pairs) + " block pairs (" +
-                       std::to_string(r.distinct_sms) + " distinct SMs, " + std::to_string(r.same_sm_pairs) +
-                       " pairs sharing one), " + common::fmt("%.1f", r.ms) + " ms";
-    if (sb)
-        note += "; outcomes (0,0)/(0,1)/(1,0)/(1,1) = " + std::to_string(r.outcome[0]) + "/" +
-                std::to_string(r.outcome[1]) + "/" + std::to_string(r.outcome[2]) + "/" + std::to_string(r.outcome[3]);
-    if (r.timeouts) note += "; " + std::to_string(r.timeouts) + " timed out";
-    const bool ok = r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
-    rep.add({experiment, order_name(o), "2 blocks x 32 lanes per pair", double(r.weak), "weak outcomes", note,
-             litmus_must_be_strong(o) || !ok ? (ok ? "PASS" : "FAIL") : "-"});
-}
-
-inline bool run_litmus(SyncReport& rep, const common::DeviceInfo& dev, unsigned long long min_instances, bool sb) {
-    const LitmusShape s = litmus_shape(dev, min_instances);
-    rep.section(std::string(sb ? "store buffering (SB): A: x=1; r1=y   B: y=1; r2=x   weak: r1=r2=0"
-                               : "message passing (MP): producer: data; flag   consumer: flag; data   weak: flag seen, data stale"));
-    bool ok = true;
-    for (int v = 0; v < kOrders; ++v) {
-        const Order o = Order(v);
-        const LitmusResult r = sb ? run_store_buffering(dev, o, s) : run_message_passing(dev, o, s);
-        report_litmus(rep, sb ? "litmus SB" : "litmus MP", o, r, sb);
-        ok &= r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
-    }
-    return ok;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Per-block cycles and nanoseconds written by the timing kernels -> mean per operation.
-struct OpCost { double cycles = 0, ns = 0; };
+struct OpCost {
+    double cycles = 0, ns = 0;
+    common::RepsPlan plan{0, 0, false};  // how many launches the medians are of
+};
 inline OpCost mean_cost(const common::DeviceBuffer<long long>& cyc, const common::DeviceBuffer<long long>& ns,
                         int blocks, double ops) {
     std::vector<long long> c, t;
@@ -276,15 +52,14 @@ inline OpCost mean_cost(const common::DeviceBuffer<long long>& cyc, const common
     return r;
 }
 
-// Median (over `reps` launches) of the mean cost per operation.
+// Median (over `reps` launches, or fewer under the common rule) of the mean cost per operation.
 template <class Launch>
 inline OpCost time_ops(Launch&& launch, const common::DeviceBuffer<long long>& cyc,
                        const common::DeviceBuffer<long long>& ns, int blocks, double ops, int reps) {
-    launch();  // warm-up: module load, clocks
-    CHECK_LAUNCH();
-    CHECK(cudaDeviceSynchronize());
+    const double once = common::time_once_ms(launch);  // the warm-up (module load, clocks), timed
+    const common::RepsPlan plan = common::plan_reps(once, 1, reps);
     std::vector<double> c, t;
-    for (int i = 0; i < reps; ++i) {
+    for (int i = 0; i < plan.reps; ++i) {
         launch();
         CHECK_LAUNCH();
         CHECK(cudaDeviceSynchronize());
@@ -292,7 +67,7 @@ inline OpCost time_ops(Launch&& launch, const common::DeviceBuffer<long long>& c
         c.push_back(o.cycles);
         t.push_back(o.ns);
     }
-    return {common::median(c), common::median(t)};
+    return {common::median(c), common::median(t), plan};
 }
 
 template <FenceKind F, bool Stores>
@@ -327,7 +102,7 @@ inline bool run_fence_costs(SyncReport& rep, const common::DeviceInfo& dev, int 
                 const OpCost o = stores ? fence_cost<true>(FenceKind(f), c.blocks, c.threads, iters, buf.get(), cyc, ns, reps)
                                         : fence_cost<false>(FenceKind(f), c.blocks, c.threads, iters, buf.get(), cyc, ns, reps);
                 rep.add({stores ? "fence+store" : "fence", fence_name(FenceKind(f)), config, o.cycles, "cycles/iter",
-                         common::fmt("%.1f ns/iter", o.ns), "-"});
+                         common::fmt("%.1f ns/iter", o.ns) + common::reps_note(o.plan), "-"});
             }
     }
     return true;
@@ -381,8 +156,7 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
     for (cudaEvent_t* e : {&s0, &s1, &f0, &f1}) CHECK(cudaEventCreate(e));
 
     auto fence_alone = [&](bool remote, bool fence) {
-        std::vector<double> v;
-        for (int i = 0; i <= reps; ++i) {
+        auto once = [&] {
             CHECK(cudaEventRecord(f0, s_fence));
             launch_in_domain(fence ? fenceHeavy<true> : fenceHeavy<false>, f_blocks, f_threads, s_fence, remote,
                              fbuf.get(), f_iters);
@@ -390,8 +164,11 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
             CHECK(cudaEventSynchronize(f1));
             float ms = 0;
             CHECK(cudaEventElapsedTime(&ms, f0, f1));
-            if (i) v.push_back(ms);  // the first is a warm-up
-        }
+            return double(ms);
+        };
+        const common::RepsPlan plan = common::plan_reps(once(), 1, reps);  // the first is the warm-up
+        std::vector<double> v;
+        for (int i = 0; i < plan.reps; ++i) v.push_back(once());
         return common::median(v);
     };
     const double alone_ms = fence_alone(false, true);
@@ -415,15 +192,16 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
     rep.add({"sync domains", "fenceHeavy alone", "fence: remote", alone_remote_ms, "ms", "", "-"});
     rep.add({"sync domains", "control (stores, no fence) alone", "default", control_alone_ms, "ms", "", "-"});
 
-    struct Variant { const char* name; bool fence_remote, store_remote, fence = true; };
-    const Variant variants[] = {{"fenceHeavy + storeStream", false, false},
+    struct DomainCase { const char* name; bool fence_remote, store_remote, fence = true; };
+    const DomainCase cases[] = {{"fenceHeavy + storeStream", false, false},
                                 {"fenceHeavy + storeStream", false, true},
                                 {"fenceHeavy + storeStream", true, false},
                                 {"fenceHeavy + storeStream", true, true},
                                 {"control (no fence) + storeStream", false, false, false}};
-    for (const Variant& v : variants) {
+    for (const DomainCase& v : cases) {
         std::vector<double> fence_ms, store_ms, cover;
-        for (int i = 0; i <= reps; ++i) {
+        common::RepsPlan plan{0, reps, false};
+        for (int i = 0; i <= plan.reps; ++i) {
             CHECK(cudaDeviceSynchronize());
             CHECK(cudaEventRecord(s0, s_store));
             launch_in_domain(storeStream, dev.sms, 1024, s_store, v.store_remote, sbuf.get(), n4, passes);
@@ -437,7 +215,10 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
             CHECK(cudaEventElapsedTime(&fs, s0, f0));
             CHECK(cudaEventElapsedTime(&fe, s0, f1));
             CHECK(cudaEventElapsedTime(&se, s0, s1));
-            if (!i) continue;  // warm-up
+            if (!i) {  // the warm-up: decides the repetitions (the common rule)
+                plan = common::plan_reps(std::max(fe, se), 1, reps);
+                continue;
+            }
             fence_ms.push_back(fe - fs);
             store_ms.push_back(se);
             const double overlap = std::max(0.0, double(std::min(fe, se)) - std::max(fs, 0.0f));
@@ -449,7 +230,8 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
         rep.add({"sync domains", v.name, config, common::median(fence_ms), "ms",
                  common::fmt("flood %.1f ms (", common::median(store_ms)) + common::human_bytes(double(bytes) * passes) +
                      common::fmt("), %.0f%% of the fence kernel overlapped; ", 100 * c) +
-                     common::fmt("%.2fx its time alone", common::median(fence_ms) / (v.fence ? alone_ms : control_alone_ms)),
+                     common::fmt("%.2fx its time alone", common::median(fence_ms) / (v.fence ? alone_ms : control_alone_ms)) +
+                     common::reps_note(plan),
                  c > 0.9 ? "-" : "FAIL"});
     }
     for (cudaEvent_t e : {s0, s1, f0, f1}) CHECK(cudaEventDestroy(e));
@@ -465,8 +247,8 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
     bool ok = true;
     const int iters = 20000;
     auto add = [&](const char* what, const std::string& config, OpCost o, const std::string& note, const char* result) {
-        rep.add({"barrier", what, config, o.cycles, "cycles", common::fmt("%.1f ns", o.ns) + (note.empty() ? "" : "; " + note),
-                 result});
+        rep.add({"barrier", what, config, o.cycles, "cycles",
+                 common::fmt("%.1f ns", o.ns) + (note.empty() ? "" : "; " + note) + common::reps_note(o.plan), result});
     };
     for (int threads : {32, 1024}) {
         common::DeviceBuffer<long long> cyc(1), ns(1);
@@ -490,20 +272,11 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
     // Cluster barrier (sm_90): cluster sizes 2..16, 128 threads per block.
     if (dev.cc_major >= 9) {
         for (int cs : {2, 4, 8, 16}) {
-            if (cs > 8) CHECK(cudaFuncSetAttribute(barrierClusterSync, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-            cudaLaunchConfig_t cfg = {};
+            if (cs > 8) common::allow_large_clusters(barrierClusterSync);
             const int grid = cs * std::max(1, dev.sms / cs / 2);
-            cfg.gridDim = dim3(grid);
-            cfg.blockDim = dim3(128);
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim.x = cs;
-            attr[0].val.clusterDim.y = 1;
-            attr[0].val.clusterDim.z = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
+            const common::ClusterLaunch l(grid, 128, 0, cs);
             int active = 0;
-            if (cudaOccupancyMaxActiveClusters(&active, barrierClusterSync, &cfg) != cudaSuccess || active == 0) {
+            if (cudaOccupancyMaxActiveClusters(&active, barrierClusterSync, &l.cfg) != cudaSuccess || active == 0) {
                 cudaGetLastError();
                 rep.add({"barrier", "cluster.sync", "cluster " + std::to_string(cs), 0, "cycles",
                          "cluster size not supported here", "-"});
@@ -514,12 +287,12 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
             CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned)));
             const int checks = 100;
             const OpCost o = time_ops(
-                [&] { CHECK(cudaLaunchKernelEx(&cfg, barrierClusterSync, iters, checks, wrong.get(), cyc.get(), ns.get())); },
+                [&] { CHECK(cudaLaunchKernelEx(&l.cfg, barrierClusterSync, iters, checks, wrong.get(), cyc.get(), ns.get())); },
                 cyc, ns, grid, iters, reps);
             std::vector<unsigned> w;
             wrong.download(w);
             add("cluster.sync", std::to_string(grid) + " x 128, cluster " + std::to_string(cs), o,
-                std::to_string(w[0]) + " wrong reads in " + std::to_string((reps + 1) * checks) + " checked rounds",
+                std::to_string(w[0]) + " wrong reads in " + std::to_string((o.plan.reps + 1) * checks) + " checked rounds",
                 w[0] == 0 ? "PASS" : "FAIL");
             ok &= w[0] == 0;
         }
@@ -554,7 +327,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
                 },
                 cyc, ns, blocks, grid_iters, reps);
             add("grid.sync", std::to_string(blocks) + " x 256 threads", o,
-                std::to_string(bad) + " wrong rounds in " + std::to_string((reps + 1) * checks) + " checked",
+                std::to_string(bad) + " wrong rounds in " + std::to_string((o.plan.reps + 1) * checks) + " checked",
                 bad == 0 ? "PASS" : "FAIL");
             ok &= bad == 0;
         }
@@ -564,27 +337,12 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
     // A kernel boundary: the barrier the seeds recommend between blocks (split the kernel).
     {
         const int launches = 2000;
-        emptyKernel<<<dev.sms, 256>>>();
-        CHECK_LAUNCH();
-        CHECK(cudaDeviceSynchronize());
-        std::vector<double> per;
-        for (int r = 0; r < reps; ++r) {
-            cudaEvent_t e0, e1;
-            CHECK(cudaEventCreate(&e0));
-            CHECK(cudaEventCreate(&e1));
-            CHECK(cudaEventRecord(e0));
-            for (int i = 0; i < launches; ++i) emptyKernel<<<dev.sms, 256>>>();
-            CHECK_LAUNCH();
-            CHECK(cudaEventRecord(e1));
-            CHECK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            per.push_back(ms * 1e6 / launches);
-            CHECK(cudaEventDestroy(e0));
-            CHECK(cudaEventDestroy(e1));
-        }
+        auto batch = [&] { for (int i = 0; i < launches; ++i) emptyKernel<<<dev.sms, 256>>>(); };
+        const double once = common::time_once_ms(batch);  // the warm-up, timed: decides the repetitions
+        const common::Timing t = common::time_kernel(batch, once, 0, reps);
         OpCost o;
-        o.ns = common::median(per);
+        o.plan = t.plan;
+        o.ns = t.ms * 1e6 / launches;
         o.cycles = o.ns * clock_ghz;
         add("kernel boundary", std::to_string(dev.sms) + " x 256, back to back", o,
             "stream order between empty kernels; cycles = ns x the SM clock above", "-");
@@ -700,26 +458,12 @@ inline bool run_barrier_pitfalls(SyncReport& rep, uint64_t seed) {
     return ok;
 }
 
-// ---------------------------------------------------------------------------------------------
-inline void write_sync_csv(const SyncReport& rep, const common::DeviceInfo& dev, const std::string& path) {
-    common::Metadata meta = common::run_metadata(dev, own_command_line());
-    meta.push_back({"part", "02_distributed_smem part 2 (synchronization); see the README's Part 2"});
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) {
-        std::fprintf(stderr, "cannot write %s\n", path.c_str());
-        std::exit(1);
-    }
-    const std::string s = rep.csv(meta);
-    std::fwrite(s.data(), 1, s.size(), f);
-    std::fclose(f);
-    std::printf("\nwrote %s (%zu rows)\n", path.c_str(), rep.rows().size());
-}
 
 // ./distributed_smem --sync [--pitfalls] [--csv PATH]: every experiment of part 2, its tables
 // printed, its rows written to opt.csv when given. True when every check passed.
 inline bool run_sync_part(const common::DeviceInfo& dev, const common::CommonOptions& opt, bool pitfalls) {
     SyncReport rep;
-    const int reps = int(std::max<int64_t>(3, std::min<int64_t>(opt.reps, 9)));
+    const int reps = int(opt.reps);
     bool ok = true;
     ok &= run_litmus(rep, dev, 1000000, false);
     ok &= run_litmus(rep, dev, 1000000, true);

@@ -1,5 +1,6 @@
 // sync_kernels.cuh - part 2 of the chapter: the kernels of the synchronization experiments
-// (./distributed_smem --sync). Host code that runs and reports them is in sync.cuh.
+// (./distributed_smem --sync). Host code that runs and reports them is in sync.cuh, sync_litmus.cuh
+// and sync_report.cuh. (Seeds 000 and 004: the top README's Sources section.)
 //
 // Every wait in this file is bounded (a spin count or a clock64() budget): a wait that never
 // ends reports a timeout instead of hanging the program. The only unbounded waits are hardware
@@ -421,7 +422,7 @@ __global__ void reduceDivergentBarrier(const int* in, int n, int* out) {
 // Two different barrier instructions, each reached by half of every warp. Here each thread swaps
 // its value with its pair neighbour's (out[i] = in[i ^ 1]); the two halves write different arrays
 // so that the compiler cannot merge the branches back into one barrier. On the H200 this HANGS
-// (seen: killed after 150 s, alone and under synccheck), exactly as seeds 000 and 004 warn, so
+// (README, Part 2, section 6), exactly as seeds 000 and 004 warn, so
 // nothing in this repository launches it: it is here to be read. syncPairSwap is the correct
 // form: one barrier for all.
 __global__ void syncPairSwap(const int* in, int n, int* out) {

@@ -11,6 +11,7 @@
 #include "02_distributed_smem/distributed_smem.cuh"
 #include "common/buffer.cuh"
 #include "common/device.cuh"
+#include "common/kernel_list.hpp"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
 
@@ -63,7 +64,7 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
             EXPECT_FALSE(p.ok) << v.name;
             EXPECT_NE(p.why_not.find("WAIVED"), std::string::npos) << v.name;
         }
-    const Plan p = make_plan(kernels()[1], kStaticBins + 1, ampere);  // histSmemStatic
+    const Plan p = make_plan(common::kernel_named(kernels(), "histSmemStatic"), kStaticBins + 1, ampere);
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why_not.find("12288"), std::string::npos);
     Caps h200{90, 132, 232448};
@@ -75,12 +76,32 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
     EXPECT_EQ(pick_cluster(16 * 58112 + 1, h200), 0);
 }
 
+// make_plan refuses what is not a bin count at all, before any CUDA call (so this runs without a
+// GPU): 0 bins (a launch would index hist[-1], histSmem would ask for -1 counters of shared
+// memory) and more than kMaxBins (histGlobalAtomics has no limit of its own).
+TEST(HistogramPlans, BinCountsOutsideTheRangeAreRefused) {
+    const Caps h200{90, 132, 232448};
+    for (const std::vector<Variant>* list : {&kernels(), &pitfalls()})
+        for (const Variant& v : *list)
+            for (int bad : {0, -1, kMaxBins + 1}) {
+                const Plan p = make_plan(v, bad, h200);
+                EXPECT_FALSE(p.ok) << v.name << " bins " << bad;
+                EXPECT_NE(p.why_not.find("invalid"), std::string::npos) << v.name << ": " << p.why_not;
+                EXPECT_NE(p.why_not.find(std::to_string(bad)), std::string::npos) << p.why_not;
+            }
+    EXPECT_EQ(bins_problem(1), "");
+    EXPECT_EQ(bins_problem(kMaxBins), "");
+    EXPECT_NE(bins_problem(0), "");
+    EXPECT_NE(bins_problem(int64_t(kMaxBins) + 1), "");
+    EXPECT_NE(bins_problem(int64_t(1) << 40), "");
+}
+
 // ---- GPU: every kernel x cluster size x size x distribution -----------------
 
 size_t host_memory_bytes() { return size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGE_SIZE)); }
 
 // The CPU histogram of a large input on every core (the same counts as histogram_cpu).
-void histogram_cpu_parallel(const std::vector<int>& in, int bins, std::vector<unsigned>& out) {
+void histogram_cpu_parallel(const std::vector<int>& in, int num_bins, std::vector<unsigned>& hist) {
     const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
     std::vector<std::vector<unsigned>> part(nt);
     std::vector<std::thread> pool;
@@ -88,11 +109,11 @@ void histogram_cpu_parallel(const std::vector<int>& in, int bins, std::vector<un
     for (unsigned t = 0; t < nt; ++t)
         pool.emplace_back([&, t] {
             const size_t lo = std::min(in.size(), t * chunk), hi = std::min(in.size(), lo + chunk);
-            histogram_cpu(in.data() + lo, hi - lo, bins, part[t]);
+            histogram_cpu(in.data() + lo, hi - lo, num_bins, part[t]);
         });
     for (std::thread& th : pool) th.join();
-    out.assign(size_t(bins), 0u);
-    for (const auto& p : part) for (int b = 0; b < bins; ++b) out[size_t(b)] += p[size_t(b)];
+    hist.assign(size_t(num_bins), 0u);
+    for (const auto& p : part) for (int b = 0; b < num_bins; ++b) hist[size_t(b)] += p[size_t(b)];
 }
 
 TEST(HistogramCpu, ParallelReferenceMatches) {
@@ -104,37 +125,37 @@ TEST(HistogramCpu, ParallelReferenceMatches) {
     EXPECT_EQ(a, b);
 }
 
-const int64_t kLargest = -1;  // replaced by largest_cluster_bins() on the device
+const int kLargest = -1;  // replaced by largest_cluster_bins() on the device
 const std::vector<int64_t> kN = {1, 31, 1000003, (int64_t(1) << 24) + 7};
-const std::vector<int64_t> kBins = {1, 7, 256, 4096, 65537, kLargest};
+const std::vector<int> kBins = {1, 7, 256, 4096, 65537, kLargest};
 
 // Runs plan p on `in` (poisoned output) and compares with the CPU.
-common::Comparison run(const Plan& p, const std::vector<int>& in, const std::vector<unsigned>& ref, int bins,
+common::Comparison run(const Plan& p, const std::vector<int>& in, const std::vector<unsigned>& ref, int num_bins,
                        size_t offset = 0) {
     common::DeviceBuffer<int> d_in(in.size() + offset);
-    common::DeviceBuffer<unsigned> d_out{size_t(bins)};
+    common::DeviceBuffer<unsigned> d_out{size_t(num_bins)};
     CHECK(cudaMemcpy(d_in.get() + offset, in.data(), in.size() * sizeof(int), cudaMemcpyHostToDevice));
     d_out.poison();
-    launch(p, d_in.get() + offset, in.size(), d_out.get(), bins);
+    CHECK(launch(p, d_in.get() + offset, in.size(), d_out.get(), num_bins));
     CHECK(cudaDeviceSynchronize());
     std::vector<unsigned> got;
     d_out.download(got);
-    return common::compare(got.data(), ref.data(), size_t(bins));
+    return common::compare(got.data(), ref.data(), size_t(num_bins));
 }
 
-class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, bool>> {
+class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>> {
   protected:
     // Every plan the test must check: cluster kernels at every cluster size that holds the bins.
     void check_all(bool cluster_kernels) {
         const Caps caps = device_caps(0);
         const int64_t n = std::get<0>(GetParam());
-        int64_t bins = std::get<1>(GetParam());
-        if (bins == kLargest) bins = caps.clusters() ? largest_cluster_bins(caps) : int64_t(caps.smem_optin / 4);
+        int bins = std::get<1>(GetParam());
+        if (bins == kLargest) bins = caps.clusters() ? largest_cluster_bins(caps) : caps.bins_per_block();
         const bool skewed = std::get<2>(GetParam());
         std::vector<int> in;
         std::vector<unsigned> ref;
         make_samples(in, size_t(n), bins, skewed, 0.01, uint64_t(n * 31 + bins * 7 + skewed));
-        histogram_cpu(in.data(), size_t(n), int(bins), ref);
+        histogram_cpu(in.data(), size_t(n), bins, ref);
         int ran = 0;
         for (const Variant& v : kernels()) {
             if (needs_cluster(v.algo) != cluster_kernels) continue;
@@ -146,7 +167,7 @@ class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, b
                     EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << v.name << " c=" << c << ": " << p.why_not;
                     continue;  // "n/a": more bins than this kernel and cluster size hold
                 }
-                const common::Comparison r = run(p, in, ref, int(bins));
+                const common::Comparison r = run(p, in, ref, bins);
                 ++ran;
                 EXPECT_TRUE(r.pass()) << v.name << " cluster " << p.cluster << " n=" << n << " bins=" << bins
                                       << (skewed ? " skewed" : " uniform") << ": " << r.mismatches << " of " << r.n
@@ -171,7 +192,7 @@ INSTANTIATE_TEST_SUITE_P(
     AllSizes, Histogram,
     ::testing::Combine(::testing::ValuesIn(kN), ::testing::ValuesIn(kBins), ::testing::Bool()),
     [](const ::testing::TestParamInfo<Histogram::ParamType>& p) {
-        const int64_t b = std::get<1>(p.param);
+        const int b = std::get<1>(p.param);
         return "n" + std::to_string(std::get<0>(p.param)) + "_bins" + (b == kLargest ? "Largest" : std::to_string(b)) +
                (std::get<2>(p.param) ? "_skewed" : "_uniform");
     });
@@ -199,7 +220,7 @@ TEST(HistogramVec4, UnalignedInputs) {
 
 // The largest n the program admits (2^32 - 1 samples, 16 GiB): every index past 2^31 must be
 // 64-bit. Every kernel (the cluster ones at the size they pick), and the planted bug below.
-__global__ void histSmemWrapBug(const int* in, size_t n, unsigned* bins, int nbins);
+__global__ void histSmemWrapBug(const int* in, size_t n, unsigned* hist, int num_bins);
 
 TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     SKIP_WITHOUT_GPU();
@@ -223,7 +244,7 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
         const Plan p = make_plan(v, bins, caps);
         if (!p.ok) { EXPECT_EQ(p.why_not.find("n/a"), std::string::npos) << v.name << ": " << p.why_not; continue; }
         d_out.poison();
-        launch(p, d_in.get(), n, d_out.get(), bins);
+        CHECK(launch(p, d_in.get(), n, d_out.get(), bins));
         CHECK(cudaDeviceSynchronize());
         d_out.download(got);
         const common::Comparison c = common::compare(got.data(), ref.data(), size_t(bins));
@@ -233,11 +254,11 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     EXPECT_EQ(ran, caps.clusters() ? int(kernels().size()) : 3);
     Plan bug;
     bug.ok = true;
-    bug.kernel4 = histSmemWrapBug;
+    bug.plain_kernel = histSmemWrapBug;
     bug.grid = 2 * caps.sms;
     bug.smem = bins * 4;
     d_out.poison();
-    launch(bug, d_in.get(), n, d_out.get(), bins);
+    CHECK(launch(bug, d_in.get(), n, d_out.get(), bins));
     CHECK(cudaDeviceSynchronize());
     d_out.download(got);
     const common::Comparison c = common::compare(got.data(), ref.data(), size_t(bins));
@@ -249,22 +270,22 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
 // histSmem with the clamp replaced by a wrap-around (v mod bins): right for
 // every in-range sample, so a test on in-range data alone passes it; the 1% of
 // out-of-range samples every case above includes catches it.
-__global__ void histSmemWrapBug(const int* in, size_t n, unsigned* bins, int nbins) {
+__global__ void histSmemWrapBug(const int* in, size_t n, unsigned* hist, int num_bins) {
     extern __shared__ unsigned smem_bug[];
-    for (int i = threadIdx.x; i < nbins; i += blockDim.x) smem_bug[i] = 0;
+    for (int i = threadIdx.x; i < num_bins; i += blockDim.x) smem_bug[i] = 0;
     __syncthreads();
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-        atomicAdd(&smem_bug[unsigned(in[i]) % unsigned(nbins)], 1u);
+        atomicAdd(&smem_bug[unsigned(in[i]) % unsigned(num_bins)], 1u);
     __syncthreads();
-    for (int i = threadIdx.x; i < nbins; i += blockDim.x)
-        if (smem_bug[i]) atomicAdd(&bins[i], smem_bug[i]);
+    for (int i = threadIdx.x; i < num_bins; i += blockDim.x)
+        if (smem_bug[i]) atomicAdd(&hist[i], smem_bug[i]);
 }
 
 TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
     SKIP_WITHOUT_GPU();
     Plan p;
     p.ok = true;
-    p.kernel4 = histSmemWrapBug;
+    p.plain_kernel = histSmemWrapBug;
     p.grid = 264;
     p.smem = 4096 * 4;
     for (double oor : {0.0, 0.01}) {
@@ -276,6 +297,53 @@ TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
         if (oor == 0.0) EXPECT_TRUE(pass) << "in range, the bug is invisible";
         else EXPECT_FALSE(pass) << "out of range, the wrap-around must be caught";
     }
+}
+
+// ---- launch() and make_plan() on the GPU ------------------------------------
+
+// A plan made for many bins must still launch after a plan for few bins of the
+// same kernel (the kernel's dynamic shared memory limit is the kernel's, not the plan's).
+TEST(HistogramPlans, AnEarlierLargerPlanStillLaunches) {
+    SKIP_WITHOUT_GPU();
+    const Caps caps = device_caps(0);
+    std::vector<const char*> names = {"histSmem"};
+    if (caps.clusters()) names.push_back("clusterHistSliced");
+    const int many = caps.bins_per_block(), few = 256;
+    for (const char* name : names) {
+        const Variant& v = common::kernel_named(kernels(), name);
+        const Plan big = make_plan(v, many, caps, 1);
+        ASSERT_TRUE(big.ok) << name << ": " << big.why_not;
+        const Plan small = make_plan(v, few, caps, 1);
+        ASSERT_TRUE(small.ok) << name << ": " << small.why_not;
+        std::vector<int> in;
+        std::vector<unsigned> ref;
+        make_samples(in, 1000003, many, false, 0.01, 11);
+        histogram_cpu(in.data(), in.size(), many, ref);
+        EXPECT_TRUE(run(big, in, ref, many).pass()) << name << ": the plan for " << many << " bins, launched after one for "
+                                                    << few;
+    }
+}
+
+// launch() reports a launch the GPU refuses instead of leaving zeroed counts and no error.
+TEST(HistogramPlans, LaunchReturnsTheLaunchError) {
+    SKIP_WITHOUT_GPU();
+    const Caps caps = device_caps(0);
+    common::DeviceBuffer<int> d_in(1000);
+    common::DeviceBuffer<unsigned> d_out(4096);
+    CHECK(cudaMemset(d_in.get(), 0, d_in.bytes()));
+    Plan p = make_plan(common::kernel_named(kernels(), "histSmem"), 4096, caps);
+    ASSERT_TRUE(p.ok) << p.why_not;
+    p.threads = 4096;  // more threads than a block may have
+    EXPECT_NE(launch(p, d_in.get(), 1000, d_out.get(), 4096), cudaSuccess);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the error was returned, not left behind";
+    if (caps.clusters()) {
+        Plan c = make_plan(common::kernel_named(kernels(), "clusterHist_c2"), 4096, caps);
+        ASSERT_TRUE(c.ok) << c.why_not;
+        c.cluster = 64;  // no device runs clusters of 64
+        EXPECT_NE(launch(c, d_in.get(), 1000, d_out.get(), 4096), cudaSuccess);
+        (void)cudaGetLastError();
+    }
+    CHECK(cudaDeviceSynchronize());
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // the barrier pitfalls run under compute-sanitizer synccheck (on this very binary, as DISABLED_
 // tests that no normal run executes): the correct kernels are clean, the divergent ones finish
 // (synccheck did not flag them on the H200: README, Part 2, section 6), and the barrier after an
-// early return is caught by the CPU reference.
+// early return is caught by the CPU reference. (Seeds 000 and 004: the top README's Sources section.)
 #include <array>
 #include <climits>
 #include <cstdio>
@@ -17,6 +17,7 @@
 #include "02_distributed_smem/sync.cuh"
 #include "common/buffer.cuh"
 #include "common/data.hpp"
+#include "common/launch.cuh"
 #include "tests/gpu_test.hpp"
 
 namespace {
@@ -71,6 +72,11 @@ TEST(SyncCpu, CsvRowsAndNumbers) {
 }
 
 // ------------------------------------------------------------------------------ litmus tests
+// The parameter of the litmus suites is an Order; its test name.
+std::string order_test_name(const ::testing::TestParamInfo<int>& info) {
+    return info.param == 0 ? "plain" : info.param == 1 ? "volatile" : info.param == 2 ? "fence" : "atomic";
+}
+
 class MessagePassing : public ::testing::TestWithParam<int> {};
 TEST_P(MessagePassing, FencedAndAtomicNeverWeakAndEveryWaitEnds) {
     SKIP_WITHOUT_GPU();
@@ -83,8 +89,7 @@ TEST_P(MessagePassing, FencedAndAtomicNeverWeakAndEveryWaitEnds) {
     if (litmus_must_be_strong(o)) EXPECT_EQ(r.weak, 0u) << order_name(o) << " showed the weak outcome";
     std::printf("    MP %-14s weak %llu of %llu\n", order_name(o), r.weak, r.instances);
 }
-INSTANTIATE_TEST_SUITE_P(AllOrders, MessagePassing, ::testing::Range(0, kOrders),
-                         [](const auto& info) { return std::string(info.param == 0 ? "plain" : info.param == 1 ? "volatile" : info.param == 2 ? "fence" : "atomic"); });
+INSTANTIATE_TEST_SUITE_P(AllOrders, MessagePassing, ::testing::Range(0, kOrders), order_test_name);
 
 class StoreBuffering : public ::testing::TestWithParam<int> {};
 TEST_P(StoreBuffering, FencedAndSeqCstNeverWeakAndEveryInstanceRuns) {
@@ -99,8 +104,7 @@ TEST_P(StoreBuffering, FencedAndSeqCstNeverWeakAndEveryInstanceRuns) {
     std::printf("    SB %-14s (0,0)/(0,1)/(1,0)/(1,1) = %llu/%llu/%llu/%llu\n", order_name(o), r.outcome[0],
                 r.outcome[1], r.outcome[2], r.outcome[3]);
 }
-INSTANTIATE_TEST_SUITE_P(AllOrders, StoreBuffering, ::testing::Range(0, kOrders),
-                         [](const auto& info) { return std::string(info.param == 0 ? "plain" : info.param == 1 ? "volatile" : info.param == 2 ? "fence" : "atomic"); });
+INSTANTIATE_TEST_SUITE_P(AllOrders, StoreBuffering, ::testing::Range(0, kOrders), order_test_name);
 
 // ------------------------------------------------------------------------------ volatile
 TEST(SpinWait, VolatileAndAtomicSeeTheFlag) {
@@ -148,21 +152,11 @@ TEST(Barriers, GridSyncAndClusterSyncCheckThemselves) {
     }
     if (dev.cc_major < 9) GTEST_SKIP() << "cluster.sync needs compute capability 9.0";
     for (int cs : {2, 8}) {
-        cudaLaunchConfig_t cfg = {};
         const int grid = cs * 4;
-        cfg.gridDim = dim3(grid);
-        cfg.blockDim = dim3(128);
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = cs;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
         common::DeviceBuffer<long long> cyc(grid), ns(grid);
         common::DeviceBuffer<unsigned> wrong(1);
         CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned)));
-        CHECK(cudaLaunchKernelEx(&cfg, barrierClusterSync, 10, 50, wrong.get(), cyc.get(), ns.get()));
+        CHECK(common::launch_cluster(barrierClusterSync, grid, 128, 0, cs, 10, 50, wrong.get(), cyc.get(), ns.get()));
         CHECK(cudaDeviceSynchronize());
         std::vector<unsigned> w;
         wrong.download(w);
