@@ -13,11 +13,39 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
+# NVIDIA's packages (./setup.sh) install to /usr/local/cuda, which is not on PATH until the
+# shell is told: look there too, so `./setup.sh && make` works in the same shell.
+ifeq ($(shell command -v nvcc),)
+  ifneq ($(wildcard /usr/local/cuda/bin/nvcc),)
+    export PATH := /usr/local/cuda/bin:$(PATH)
+  endif
+endif
 NVCC   ?= nvcc
 CXX    ?= g++
-PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' >/dev/null 2>&1 && { echo $$p; break; }; done)
+# The one Python: the first with matplotlib (make plots), else python3 (the README tables need only the stdlib).
+PYTHON ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' >/dev/null 2>&1 && { echo $$p; break; }; done),python3)
 NCU    ?= ncu
 SANITIZER ?= compute-sanitizer
+NVCC_MIN_MAJOR := 12
+
+# make profile / make sanitize stop at once, in one line (exit 2), where they cannot run:
+# no GPU (nvidia-smi -L fails), or no ncu / compute-sanitizer.
+GPU_GOALS := $(filter profile sanitize,$(MAKECMDGOALS))
+ifneq ($(GPU_GOALS),)
+  ifneq ($(shell nvidia-smi -L >/dev/null 2>&1 && echo yes),yes)
+    $(error make $(firstword $(GPU_GOALS)): no GPU found (nvidia-smi -L fails); it needs an NVIDIA GPU and its driver)
+  endif
+endif
+ifneq ($(filter profile,$(MAKECMDGOALS)),)
+  ifeq ($(shell PATH="$(PATH)" command -v $(NCU)),)
+    $(error make profile: $(NCU) (Nsight Compute) not found; it comes with the CUDA Toolkit: put its bin/ on PATH or set NCU=/path/to/ncu)
+  endif
+endif
+ifneq ($(filter sanitize,$(MAKECMDGOALS)),)
+  ifeq ($(shell PATH="$(PATH)" command -v $(SANITIZER)),)
+    $(error make sanitize: $(SANITIZER) not found; it comes with the CUDA Toolkit: put its bin/ on PATH or set SANITIZER=/path/to/compute-sanitizer)
+  endif
+endif
 
 ifeq ($(origin ARCH),undefined)
   ARCH := $(shell nvidia-smi -L >/dev/null 2>&1 && echo native || echo sm_90)
@@ -47,12 +75,12 @@ all: $(CHAPTERS)
 
 define chapter_rules
 $(1): $(call prog,$(1))
-$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc
+$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) | check-nvcc
 	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
 endef
 # $(1) the chapter, $(2) one of its test sources
 define test_rule
-$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp) $$(COMMON) | check-nvcc check-gtest
+$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
 endef
@@ -85,29 +113,30 @@ plots: | check-matplotlib
 	@$(MAKE) --no-print-directory readme-tables
 
 readme-tables:
-	@python3 common/readme_table.py $(CHAPTERS)
-	@for c in $(CHAPTERS); do if [ -f $$c/tables.py ]; then python3 $$c/tables.py $$c; fi; done
+	@$(PYTHON) common/readme_table.py $(CHAPTERS)
+	@for c in $(CHAPTERS); do if [ -f $$c/tables.py ]; then $(PYTHON) $$c/tables.py $$c; fi; done
 
-# compute-sanitizer on every program at the small size in NN_name/sanitize.args.
+# compute-sanitizer on every program at the small size in NN_name/sanitize.args (tests/sanitize.sh).
+# Without a GPU or without compute-sanitizer: one line, exit 2, before anything is built.
 SANITIZE_TOOLS ?= memcheck racecheck synccheck initcheck
 sanitize: $(PROGRAMS)
-	@mkdir -p build/sanitize; set -e; fails=0; for c in $(CHAPTERS); do p=$${c#*_}; \
-	    args=$$(cat $$c/sanitize.args 2>/dev/null); for t in $(SANITIZE_TOOLS); do \
-	    log=build/sanitize/$$p.$$t.log; \
-	    if $(SANITIZER) --tool $$t --error-exitcode 99 ./$$p $$args >$$log 2>&1; then r=clean; else r="FAILED (see $$log)"; fails=1; fi; \
-	    printf '%-18s %-10s %-44s %s\n' "$$p $$args" $$t "$$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' $$log | tail -n 1 | sed 's/=* *//')" "$$r"; \
-	    done; done; exit $$fails
+	@SANITIZER="$(SANITIZER)" SANITIZE_TOOLS="$(SANITIZE_TOOLS)" tests/sanitize.sh $(CHAPTERS)
 
-# Hardware counters (ncu) for the chapters that define NN_name/profile.sh.
+# Hardware counters (ncu) for the chapters that define NN_name/profile.sh. Without a GPU or
+# without ncu: one line, exit 2, before anything is built; a committed CSV is replaced only
+# by a run that succeeded.
 profile: $(PROGRAMS)
-	@set -e; for c in $(CHAPTERS); do if [ -x $$c/profile.sh ]; then NCU=$(NCU) $$c/profile.sh ./$${c#*_}; fi; done
+	@set -e; for c in $(CHAPTERS); do if [ -x $$c/profile.sh ]; then NCU="$(NCU)" $$c/profile.sh ./$${c#*_}; fi; done
 
 clean:
 	rm -rf build $(foreach c,$(patsubst %/,%,$(wildcard [0-9][0-9]_*/)),$(call prog,$(c)))
 
+# One line, naming what is missing or too old ($(error) in a recipe: expanded only when a build needs nvcc).
+NVCC_RELEASE = $(shell PATH="$(PATH)" $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1)
+NVCC_PROBLEM = $(if $(shell PATH="$(PATH)" command -v $(NVCC)),$(if $(filter-out 0 1 2 3 4 5 6 7 8 9 10 11,$(firstword $(subst ., ,$(NVCC_RELEASE)))),,nvcc $(or $(NVCC_RELEASE),of unknown version) found ($(shell PATH="$(PATH)" command -v $(NVCC))); CUDA $(NVCC_MIN_MAJOR).0 or newer is needed: run ./setup.sh or put a newer nvcc first on PATH),nvcc not found: run ./setup.sh, or install the CUDA Toolkit (12.x or 13.x) and put its bin/ on PATH)
 check-nvcc:
-	@command -v $(NVCC) >/dev/null 2>&1 || { echo "nvcc not found: install the CUDA Toolkit (12.x or 13.x) and put its bin/ on PATH"; exit 1; }
+	$(if $(NVCC_PROBLEM),$(error $(NVCC_PROBLEM)))
 check-gtest:
 	@echo '#include <gtest/gtest.h>' | $(CXX) -x c++ -std=c++17 -fsyntax-only - >/dev/null 2>&1 || { echo "GoogleTest not found: install libgtest-dev (apt-get install libgtest-dev)"; exit 1; }
 check-matplotlib:
-	@test -n "$(PYTHON)" || { echo "matplotlib not found: install python3-matplotlib (apt-get install python3-matplotlib)"; exit 1; }
+	@$(PYTHON) -c 'import matplotlib' >/dev/null 2>&1 || { echo "matplotlib not found: install python3-matplotlib (apt-get install python3-matplotlib)"; exit 1; }

@@ -39,10 +39,26 @@ def roofline(csv_path):
     ax.plot(xs, [min(PEAK_GFLOPS, DRAM_GBS * x) for x in xs], color="black", linewidth=1)
     ax.text(xs[-1], PEAK_GFLOPS * 1.05, "fp32 FMA peak %.0f TFLOP/s" % (PEAK_GFLOPS / 1e3), ha="right", fontsize=8)
     ax.text(2, DRAM_GBS * 2 * 1.4, "HBM %.1f TB/s" % (DRAM_GBS / 1e3), fontsize=8, rotation=28)
-    colors = plt.get_cmap("tab20").colors
-    for i, r in enumerate(rows):
-        ax.scatter(float(r["flop_per_dram_byte"]), float(r["GFLOP_per_s"]), color=colors[i % 20],
-                   marker="osD^v<>"[i % 7], s=50, label="%s (%.0f)" % (r["kernel"], float(r["GFLOP_per_s"])))
+    # Grouped as in every plot here: cuBLAS black, the seeds' kernels grey, the best one a red star.
+    bases = [r["kernel"].split()[0] for r in rows]
+    role_of = common_plot.roles(list(dict.fromkeys(bases)), "01_matmul")
+    if "best" not in role_of.values():  # sgemmAutotuned not profiled: the fastest kernel that was
+        fastest = max((r for r, b in zip(rows, bases) if role_of[b] == "other"),
+                      key=lambda r: float(r["GFLOP_per_s"]), default=None)
+        if fastest:
+            role_of[fastest["kernel"].split()[0]] = "best"
+    seen_role = {}
+    for r, base in sorted(zip(rows, bases), key=lambda rb: common_plot.ordered(list(dict.fromkeys(bases)),
+                                                                                 role_of).index(rb[1])):
+        role = role_of[base]
+        i = seen_role.get(role, 0)
+        seen_role[role] = i + 1
+        kw = common_plot.style(r["kernel"], role, i)
+        if role in ("peer", "peer2"):
+            kw.update(marker="D", markersize=8, markeredgewidth=1, markerfacecolor="black")
+        kw.update(linestyle="none", label="%s (%.0f)" % (r["kernel"], float(r["GFLOP_per_s"])))
+        kw.pop("linewidth", None)
+        ax.plot(float(r["flop_per_dram_byte"]), float(r["GFLOP_per_s"]), **kw)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("FLOP per DRAM byte (ncu dram__bytes read + write)")

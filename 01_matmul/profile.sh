@@ -8,6 +8,9 @@
 set -euo pipefail
 prog=${1:-./matmul}
 dir=$(dirname "$0")
+# shellcheck source=common/ncu_guard.sh
+. "$dir/../common/ncu_guard.sh"
+ncu_preflight
 gpu=$("$dir/../common/gpu_tag.sh")
 m=gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,dram__bytes_write.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum
@@ -17,5 +20,8 @@ mkdir -p "$dir/results"
 args=${PROFILE_ARGS:---m 4096 --n 4096 --k 4096}
 echo "== ncu on $prog $args (first launch of each kernel)"
 # sgemmAutotuned's search (~200 trial launches) is not profiled: it takes the model's choice here.
-MATMUL_AUTOTUNE=model ${NCU:-ncu} --clock-control none --print-units base --csv --metrics "$m" "$prog" $args --reps 1 --warmup 0 |
-    python3 "$dir/ncu_roofline.py" "$dir/results/${gpu}_ncu.csv"
+out=$dir/results/${gpu}_ncu.csv
+new=$(ncu_staged "$out")
+MATMUL_AUTOTUNE=model "$ncu" --clock-control none --print-units base --csv --metrics "$m" "$prog" $args --reps 1 --warmup 0 |
+    python3 "$dir/ncu_roofline.py" "$new"
+ncu_commit "$new" "$out"

@@ -41,22 +41,33 @@ def plot(path):
         if not pts:
             continue
         degrees = sorted({p[0] for p in pts})
-        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=18, alpha=0.6, label="strides 1..32")
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=22, color="#8c8c8c", alpha=0.7, zorder=3,
+                   label="strides 1..32")
         med = [sorted(p[1] for p in pts if p[0] == d)[len([p for p in pts if p[0] == d]) // 2] for d in degrees]
-        ax.plot(degrees, med, marker="o", label="measured")
+        ax.plot(degrees, med, marker="o", color="crimson", linewidth=2, label="measured (median)")
         base = med[0]
         if kernel == "readStrideThroughput":
-            ax.plot(degrees, [base * d for d in degrees], linestyle="--", color="gray",
+            ax.plot(degrees, [base * d for d in degrees], linestyle="--", color="black",
                     label="%.2f x degree (one wavefront per cycle)" % base)
         else:
             slope = (med[-1] - med[0]) / (degrees[-1] - degrees[0])
-            ax.plot(degrees, [base + slope * (d - 1) for d in degrees], linestyle="--", color="gray",
+            ax.plot(degrees, [base + slope * (d - 1) for d in degrees], linestyle="--", color="black",
                     label="%.0f + %.2f x (degree - 1)" % (base, slope))
+        ys = [p[1] for p in pts]
+        if max(ys) / min(ys) > 10:  # 1 to 32 cycles: log-log, where "proportional" is still a straight line
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log", base=2)
+            ticks = [2 ** i for i in range(int(math.log2(min(ys))), int(math.log2(max(ys))) + 2)]
+            ax.set_yticks(ticks)
+            ax.set_yticklabels([str(t) for t in ticks])
+            ax.set_ylabel("SM cycles per request (log scale)")
+        else:
+            ax.set_ylim(bottom=0)
+            ax.set_ylabel("SM cycles per request")
         ax.set_xticks(degrees)
         ax.set_xticklabels([str(d) for d in degrees])
+        ax.minorticks_off()
         ax.set_xlabel("bank-conflict degree = wavefronts per request")
-        ax.set_ylabel("SM cycles per request")
-        ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)

@@ -4,11 +4,15 @@
 # launch: requests, wavefronts and bank conflicts, loads and stores. The tile
 # kernels run as one block (the seeds' setup), the stride sweep with a short
 # loop, then PROBES random address patterns (default 384). Writes
-# 03_bank_conflicts/results/<gpu>_ncu.csv and exits 1 if any count differs.
+# 03_bank_conflicts/results/<gpu>_ncu.csv and exits 1 if any count differs (then the committed
+# CSV is left as it was and this run's table stays in build/profile/03_bank_conflicts/).
 set -euo pipefail
 prog=${1:-./bank_conflicts}
 dir=$(dirname "$0")
-gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
+# shellcheck source=common/ncu_guard.sh
+. "$dir/../common/ncu_guard.sh"
+ncu_preflight
+gpu=$("$dir/../common/gpu_tag.sh")
 m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum
@@ -16,5 +20,8 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 args="--ncu --tiles 1 --iters 64 --probe ${PROBES:-384}"
 echo "== ncu --clock-control none on $prog $args"
-${NCU:-ncu} --clock-control none --csv --metrics "$m" "$prog" $args >"$log"
-python3 "$dir/ncu_compare.py" "$log" "$dir/results/${gpu}_ncu.csv"
+"$ncu" --clock-control none --csv --metrics "$m" "$prog" $args >"$log"
+out=$dir/results/${gpu}_ncu.csv
+new=$(ncu_staged "$out")
+python3 "$dir/ncu_compare.py" "$log" "$new"
+ncu_commit "$new" "$out"

@@ -8,6 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import plot as common_plot  # noqa: E402  (roles and styles: peer, seeds, best, others)
 import results  # noqa: E402
 
 import matplotlib  # noqa: E402
@@ -25,23 +26,24 @@ def main(path):
     types = list(dict.fromkeys(r["problem"].split()[0] for r in rows))
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
     fig, axes = plt.subplots(1, len(types), figsize=(7.5 * len(types), 6), squeeze=False, sharey=True)
-    cmap = plt.get_cmap("tab20")
+    role_of = common_plot.roles(kernels, "04_reduction", rows)
     for ax, t in zip(axes[0], types):
-        for i, k in enumerate(kernels):
+        seen_role = {}
+        for k in common_plot.ordered(kernels, role_of):
             pts = sorted((float(r["size"]), float(r[rate])) for r in rows
                          if r["kernel"] == k and r["problem"].split()[0] == t)
             if not pts:
                 continue
-            cub, best = k.startswith("cub"), k == "reduceVec4"
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=k,
-                    color="black" if cub else "crimson" if best else cmap(i % 20), linestyle="--" if cub else "-",
-                    linewidth=2.2 if cub or k == "reduceVec4" else 1.2)
+            i = seen_role.get(role_of[k], 0)
+            seen_role[role_of[k]] = i + 1
+            kw = common_plot.line_style(k, role_of[k], i)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], **kw)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("n (%s elements)" % t)
         ax.set_title("%s" % t)
-        ax.grid(True, alpha=0.3)
-        ax.set_ylim(bottom=0)
-    axes[0][0].set_ylabel(rate.replace("_per_", "/") + " (n * sizeof(T) / time)")
+        common_plot.rate_axis(ax, [float(r[rate]) for r in rows], rate.replace("_per_", "/") + " (n * sizeof(T) / time)")
+    for ax in axes[0][1:]:
+        ax.set_ylabel("")
     axes[0][-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.suptitle("04_reduction on %s (%s)" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]))
     results.save_png(fig, path)

@@ -7,17 +7,23 @@
 set -euo pipefail
 prog=${1:-./reduction}
 dir=$(dirname "$0")
-gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
+# shellcheck source=common/ncu_guard.sh
+. "$dir/../common/ncu_guard.sh"
+ncu_preflight
+gpu=$("$dir/../common/gpu_tag.sh")
 ld=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 st=l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
+out=$dir/results/${gpu}_ncu.csv
+new=$(ncu_staged "$out")
 echo "== ncu on $prog --type int --n 16777216 (first launch of each kernel)"
-${NCU:-ncu} --clock-control none --csv --kernel-name regex:'reduce(Neighbored|Gmem|Smem)' \
+"$ncu" --clock-control none --csv --kernel-name regex:'reduce(Neighbored|Gmem|Smem)' \
     --metrics "$ld,$st,dram__bytes_read.sum,gpu__time_duration.sum" \
     "$prog" --type int --n 16777216 --reps 1 --warmup 0 |
-    python3 "$dir/../common/ncu_table.py" "$dir/results/${gpu}_ncu.csv" \
+    python3 "$dir/../common/ncu_table.py" "$new" \
         gld_requests=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
         gld_sectors=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum \
         gst_requests=l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
         gst_sectors=l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum \
         dram_read_bytes=dram__bytes_read.sum \
         time_ns=gpu__time_duration.sum
+ncu_commit "$new" "$out"

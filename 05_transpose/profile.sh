@@ -7,20 +7,26 @@
 set -euo pipefail
 prog=${1:-./transpose}
 dir=$(dirname "$0")
-gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
+# shellcheck source=common/ncu_guard.sh
+. "$dir/../common/ncu_guard.sh"
+ncu_preflight
+gpu=$("$dir/../common/gpu_tag.sh")
 m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+out=$dir/results/${gpu}_ncu.csv
+new=$(ncu_staged "$out")
 echo "== ncu on $prog --rows 2048 --cols 2048 (first launch of each kernel)"
-${NCU:-ncu} --clock-control none --csv --metrics "$m" "$prog" --rows 2048 --cols 2048 --reps 1 --warmup 0 |
-    python3 "$dir/../common/ncu_table.py" "$dir/results/${gpu}_ncu.csv" \
+"$ncu" --clock-control none --csv --metrics "$m" "$prog" --rows 2048 --cols 2048 --reps 1 --warmup 0 |
+    python3 "$dir/../common/ncu_table.py" "$new" \
         smem_ld_wavefronts=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum \
         smem_st_wavefronts=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum \
         ld_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
         st_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum \
         gld_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
         gst_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+ncu_commit "$new" "$out"
 
 # Odd shapes: why an odd number of ROWS (misaligned output rows) was slow, and
 # what transposeSectorAligned changes. DRAM bytes, L2 sectors written by the
@@ -29,16 +35,19 @@ m=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
 m=$m,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_read.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
 tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for s in 8192x8192 8192x8191 8191x8192 8193x8193; do
     echo "== ncu on $prog --rows ${s%x*} --cols ${s#*x} (copyVec4, transposeSmemPadCoarse, transposeSectorAligned)"
-    ${NCU:-ncu} --clock-control none --csv --print-units base -k 'regex:copyVec4|PadCoarse|SectorAligned' \
+    "$ncu" --clock-control none --csv --print-units base -k 'regex:copyVec4|PadCoarse|SectorAligned' \
         --metrics "$m" "$prog" --rows "${s%x*}" --cols "${s#*x}" --reps 1 --warmup 0 --kernel transposeSectorAligned \
         >"$tmp/$s.csv"
-    ${NCU:-ncu} --clock-control none --csv --print-units base -k 'regex:PadCoarse' \
+    "$ncu" --clock-control none --csv --print-units base -k 'regex:PadCoarse' \
         --metrics "$m" "$prog" --rows "${s%x*}" --cols "${s#*x}" --reps 1 --warmup 0 --kernel transposeSmemPadCoarse \
         >>"$tmp/$s.csv"
 done
-python3 - "$tmp" "$dir/results/${gpu}_odd_ncu.csv" <<'PY'
+odd=$dir/results/${gpu}_odd_ncu.csv
+new_odd=$(ncu_staged "$odd")
+python3 - "$tmp" "$new_odd" <<'PY'
 import csv, os, sys
 tmp, out = sys.argv[1], sys.argv[2]
 header = ["shape", "kernel", "time_us", "dram_read_MiB", "dram_write_MiB", "l2_write_sectors_M",
@@ -71,4 +80,4 @@ for r in [header] + table:
     print("  ".join(r))
 print("wrote", out)
 PY
-rm -rf "$tmp"
+ncu_commit "$new_odd" "$odd"

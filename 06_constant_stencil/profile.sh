@@ -6,16 +6,21 @@
 set -euo pipefail
 prog=${1:-./constant_stencil}
 dir=$(dirname "$0")
-gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
+# shellcheck source=common/ncu_guard.sh
+. "$dir/../common/ncu_guard.sh"
+ncu_preflight
+gpu=$("$dir/../common/gpu_tag.sh")
 m=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum
 m=$m,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+out=$dir/results/${gpu}_ncu.csv
+new=$(ncu_staged "$out")
 echo "== ncu on $prog --n 2^25 (first launch of each kernel)"
-${NCU:-ncu} --clock-control none --print-units base --csv --kernel-name regex:'stencil|copy' --metrics "$m" \
+"$ncu" --clock-control none --print-units base --csv --kernel-name regex:'stencil|copy' --metrics "$m" \
     "$prog" --n 33554432 --reps 1 --warmup 0 --cache-iters 1 |
-    python3 "$dir/../common/ncu_table.py" "$dir/results/${gpu}_ncu.csv" \
+    python3 "$dir/../common/ncu_table.py" "$new" \
         dram_read_B=dram__bytes_read.sum \
         dram_write_B=dram__bytes_write.sum \
         l2_to_l1_sectors=lts__t_sectors_srcunit_tex_op_read.sum \
@@ -26,3 +31,4 @@ ${NCU:-ncu} --clock-control none --print-units base --csv --kernel-name regex:'s
         smem_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
         warp_insts=smsp__inst_executed.sum \
         occupancy_pct=sm__warps_active.avg.pct_of_peak_sustained_active
+ncu_commit "$new" "$out"

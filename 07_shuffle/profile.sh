@@ -7,16 +7,22 @@
 set -euo pipefail
 prog=${1:-./shuffle}
 dir=$(dirname "$0")
-gpu=$("$(dirname "$0")/../common/gpu_tag.sh")
+# shellcheck source=common/ncu_guard.sh
+. "$dir/../common/ncu_guard.sh"
+ncu_preflight
+gpu=$("$dir/../common/gpu_tag.sh")
 m=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
 m=$m,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 m=$m,sm__warps_active.avg.pct_of_peak_sustained_active
+out=$dir/results/${gpu}_ncu.csv
+new=$(ncu_staged "$out")
 echo "== ncu on $prog --rows 16384 --cols 8192 (first launch of each matvec kernel and of CUB's reduce)"
-${NCU:-ncu} --clock-control none --csv --print-units base -k 'regex:matvec|DeviceReduce' --metrics "$m" \
+"$ncu" --clock-control none --csv --print-units base -k 'regex:matvec|DeviceReduce' --metrics "$m" \
     "$prog" --rows 16384 --cols 8192 --reps 1 --warmup 0 |
-    python3 "$dir/../common/ncu_table.py" "$dir/results/${gpu}_ncu.csv" \
+    python3 "$dir/../common/ncu_table.py" "$new" \
         time_ns=gpu__time_duration.sum \
         dram_read_B=dram__bytes_read.sum \
         dram_write_B=dram__bytes_write.sum \
         ld_bytes_per_req=l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum/l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
         warps_active_pct=sm__warps_active.avg.pct_of_peak_sustained_active
+ncu_commit "$new" "$out"

@@ -55,8 +55,20 @@ inline DeviceInfo require_device(int id) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
-        std::printf("WAIVED: no CUDA device available (%s)\n",
-                    err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0");
+        // cudaErrorInsufficientDriver is also what a machine without any driver gets: say so
+        // first, so that nobody goes looking for a driver to upgrade where there is none.
+        const bool nvidia_module = !read_driver_release().empty();  // /proc/driver/nvidia/version
+        const std::string runtime = version_string(CUDART_VERSION);
+        if (err == cudaErrorInsufficientDriver && !nvidia_module)
+            std::printf("WAIVED: no CUDA driver found (or it is older than this CUDA %s runtime needs)\n",
+                        runtime.c_str());
+        else if (err == cudaErrorInsufficientDriver)
+            std::printf("WAIVED: the NVIDIA driver is older than this CUDA %s runtime needs: update the driver\n",
+                        runtime.c_str());
+        else if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0))
+            std::printf("WAIVED: no CUDA device (the driver sees no GPU)\n");
+        else
+            std::printf("WAIVED: no CUDA device available (%s)\n", cudaGetErrorString(err));
         std::exit(kExitWaived);
     }
     if (id >= count) {

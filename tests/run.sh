@@ -2,18 +2,23 @@
 # run.sh - run GoogleTest binaries and add up their results.
 #
 # usage: tests/run.sh BINARY...
-# Prints each binary's failures (GTEST_BRIEF) and its own summary, then one
-# closing line "N passed, N failed, N skipped". Exits 1 if any test failed or a
-# binary died without a summary (a crash, or CHECK() exiting on a CUDA error).
+# Prints each binary's failures (GTEST_BRIEF) and its own summary, then how many
+# tests were skipped and why (one line per reason), then one closing line
+# "N passed, N failed, N skipped". Exits 1 if any test failed or a binary died
+# without a summary (a crash, or CHECK() exiting on a CUDA error).
 set -u
 passed=0 failed=0 skipped=0
+reasons=$(mktemp)
+trap 'rm -f "$reasons"' EXIT
 for bin in "$@"; do
     echo "== $bin"
     log=$(mktemp)
     GTEST_BRIEF=1 GTEST_COLOR=no "$bin" >"$log" 2>&1
     rc=$?
-    # Show failures and summaries; a skipped test's two lines (where, why) only once, as a count.
-    awk '/: Skipped$/ { skip = 2 } skip > 0 { skip--; next } { print }' "$log"
+    # Show failures and summaries; a skipped test's two lines (where, why) only as a count per
+    # reason at the end; not gtest_main's "Running main() from ..." banner.
+    awk -v reasons="$reasons" '/: Skipped$/ { skip = 2 } skip == 1 { print >> reasons }
+        skip > 0 { skip--; next } /^Running main\(\) from / { next } { print }' "$log"
     # "[==========] N tests from M test suites ran." then PASSED / SKIPPED counts;
     # brief mode prints no FAILED count, so failed = ran - passed - skipped.
     ran=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran\..*/\1/p' "$log" | tail -n 1)
@@ -29,5 +34,13 @@ for bin in "$@"; do
     fi
 done
 echo
+# "326 GPU tests skipped: no CUDA device (...)" - one line per reason, most frequent first.
+sort "$reasons" | uniq -c | sort -rn | while read -r n why; do
+    case $why in
+        "no CUDA device available"*)
+            echo "$n GPU tests skipped: no CUDA device (run on a GPU with REQUIRE_GPU=1 to make a skip a failure)" ;;
+        *) echo "$n tests skipped: $why" ;;
+    esac
+done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

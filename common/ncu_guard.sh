@@ -1,0 +1,46 @@
+# ncu_guard.sh - sourced by every NN_name/profile.sh: refuse early, and never destroy results.
+#
+#   ncu_preflight              one line and exit 2 without ncu ($NCU, default ncu) or without a GPU
+#                              (nvidia-smi -L fails), before anything runs
+#   new=$(ncu_staged FINAL)    where to write this run's table: build/profile/<chapter>/<file>,
+#                              not the committed CSV
+#   ncu_commit NEW FINAL       replace FINAL by NEW, only when NEW holds a header and at least one
+#                              row; else say so, keep FINAL, exit 1
+# A script that stops early (set -e: ncu failed, the program failed, a table did not match)
+# leaves FINAL as it was; what it wrote stays in build/profile/ to look at.
+ncu=${NCU:-ncu}
+
+ncu_preflight() {
+    command -v "$ncu" >/dev/null 2>&1 || {
+        echo "$(basename "$(dirname "$0")")/profile.sh: $ncu (Nsight Compute) not found: it comes with the CUDA" \
+             "Toolkit; put its bin/ on PATH or set NCU=/path/to/ncu. Results left as they are."
+        exit 2
+    }
+    nvidia-smi -L >/dev/null 2>&1 || {
+        echo "$(basename "$(dirname "$0")")/profile.sh: no GPU found (nvidia-smi -L fails). Results left as they are."
+        exit 2
+    }
+}
+
+ncu_staged() {
+    local final=$1 chapter root
+    chapter=$(dirname "$(dirname "$final")")
+    root=$(dirname "$chapter")
+    mkdir -p "$root/build/profile/$(basename "$chapter")"
+    local new
+    new="$root/build/profile/$(basename "$chapter")/$(basename "$final")"
+    rm -f "$new"
+    echo "$new"
+}
+
+ncu_commit() {
+    local new=$1 final=$2 rows
+    rows=$(grep -cv '^#' "$new" 2>/dev/null || true)
+    if [ "${rows:-0}" -lt 2 ]; then
+        echo "profile: $new has no kernel rows: $final left as it was"
+        exit 1
+    fi
+    mkdir -p "$(dirname "$final")"
+    mv -f "$new" "$final"
+    echo "replaced $final ($((rows - 1)) rows)"
+}
