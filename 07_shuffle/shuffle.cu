@@ -7,12 +7,14 @@
 //   ./shuffle --pitfalls                   also run the seed's race (matvecSmemNoSyncwarp)
 //   ./shuffle --sweep --csv 07_shuffle/results/h200.csv
 //
-// In order: seed 001's demos; seed 004's xor table; every primitive x width x
+// In order (seeds: the top README's Sources section; the kernels: steps/,
+// one file per step): seed 001's demos; seed 004's xor table; every primitive x width x
 // parameter x mask against the CPU emulator; the warp/block building blocks
 // at odd sizes; then y = A x, every kernel checked against the CPU and timed
 // against cub::DeviceReduce::Sum (GB/s against GB/s, measured in the same run).
 // GB/s = (rows * cols + cols + rows) * 8 bytes (A and x read once, y written
-// once) / median time.
+// once) / median time. A pitfall kernel's result is shown but never sets the
+// exit code.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +26,7 @@
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/timer.cuh"
 #include "common/verify.hpp"
@@ -237,11 +240,10 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
     };
     double best_ms = 0;
     std::string best;
-    std::vector<MatvecKernel> run = matvec_kernels();
-    if (pitfalls) for (const MatvecKernel& k : matvec_pitfalls()) run.push_back(k);
-    for (size_t i = 0; i < run.size(); ++i) {
-        const MatvecKernel& k = run[i];
-        const bool pitfall = i >= matvec_kernels().size();
+    std::vector<MatvecKernel> run = kernels();
+    if (pitfalls) for (const MatvecKernel& k : shuffle::pitfalls()) run.push_back(k);
+    for (const MatvecKernel& k : run) {
+        const bool pitfall = common::find_kernel(shuffle::pitfalls(), k.name) != nullptr;
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         d_y.poison();  // NaN: a row the kernel does not write fails
         const std::string launch = k.launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
@@ -252,14 +254,24 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
             int(opt.reps));
         report.add({problem, double(n), k.name, launch, ms, gbps(s, ms), 100.0 * gbps(s, ms) / cub_gbps,
                     c.max_abs_err, verdict(c.pass()), {}});
+        if (pitfall) continue;  // shown, never sets the exit code or the best
         ok &= c.pass();
-        if (!pitfall && (best.empty() || ms < best_ms)) { best_ms = ms; best = k.name; }
+        if (best.empty() || ms < best_ms) { best_ms = ms; best = k.name; }
     }
     if (!best.empty())
         std::printf("best matvec %s GB/s / cub::DeviceReduce::Sum GB/s: %.3f (goal >= 0.90)\n", best.c_str(),
                     gbps(s, best_ms) / cub_gbps);
 
     if (tune) {
+        // One variant: checked (a wrong y fails the run), then timed; its GB/s.
+        auto check_and_time = [&](const char* name, auto launch, bool& pass) {
+            d_y.poison();
+            launch();
+            CHECK(cudaDeviceSynchronize());
+            pass = check_y(name).pass();
+            ok &= pass;
+            return gbps(s, common::time_median_ms(launch, int(opt.warmup), int(opt.reps)));
+        };
         const Vec2Shape pick = tuned_shape(s.rows, s.cols);
         std::printf("tuning matvecVec2 at %s: GB/s per (lanes per row) x (rows per segment); * = tuned_shape()\n",
                     problem.c_str());
@@ -269,49 +281,33 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
         for (int l : kLaneChoices) {
             std::printf("%-10d", l);
             for (int r : kRowChoices) {
-                auto launch = [&] { launch_vec2({l, r}, d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); };
-                d_y.poison();
-                launch();
-                CHECK(cudaDeviceSynchronize());
-                const bool pass = check_y("matvecVec2").pass();
-                ok &= pass;
-                const double ms = common::time_median_ms(launch, int(opt.warmup), int(opt.reps));
-                const bool picked = !pick.block_per_row && !pick.split_rows && !pick.thin_rows && l == pick.lanes && r == pick.rows_per_segment;
-                std::printf(" %9.0f%s", gbps(s, ms), !pass ? "!" : picked ? "*" : " ");
+                bool pass = false;
+                const double rate = check_and_time(
+                    "matvecVec2", [&] { launch_shape({l, r}, d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); }, pass);
+                const bool picked = !pick.block_per_row && !pick.split_rows && !pick.thin_rows && l == pick.lanes &&
+                                    r == pick.rows_per_segment;
+                std::printf(" %9.0f%s", rate, !pass ? "!" : picked ? "*" : " ");
             }
             std::printf("\n");
         }
-        auto block_row = [&] { launch_block_row(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); };
-        d_y.poison();
-        block_row();
-        CHECK(cudaDeviceSynchronize());
-        const bool pass = check_y("matvecBlockRow").pass();
-        ok &= pass;
-        std::printf("block per row (matvecBlockRow): %.0f GB/s%s%s\n",
-                    gbps(s, common::time_median_ms(block_row, int(opt.warmup), int(opt.reps))), pass ? "" : " FAIL",
+        bool pass = false;
+        double rate = check_and_time(
+            "matvecBlockRow", [&] { launch_matvecBlockRow(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); }, pass);
+        std::printf("block per row (matvecBlockRow): %.0f GB/s%s%s\n", rate, pass ? "" : " FAIL",
                     pick.block_per_row ? " *" : "");
         if (s.cols <= kMaxThinCols) {
-            auto thin = [&] { launch_thin_rows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); };
-            d_y.poison();
-            thin();
-            CHECK(cudaDeviceSynchronize());
-            const bool pass3 = check_y("matvecThinRows").pass();
-            ok &= pass3;
-            std::printf("two rows a thread (matvecThinRows): %.0f GB/s%s%s\n",
-                        gbps(s, common::time_median_ms(thin, int(opt.warmup), int(opt.reps))), pass3 ? "" : " FAIL",
+            rate = check_and_time(
+                "matvecThinRows", [&] { launch_matvecThinRows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); },
+                pass);
+            std::printf("two rows a thread (matvecThinRows): %.0f GB/s%s%s\n", rate, pass ? "" : " FAIL",
                         pick.thin_rows ? " *" : "");
         }
-        const int64_t cp = split_chunk_pairs(s.rows, s.cols);
-        if (size_t(s.rows) * size_t(std::max<int64_t>(1, (s.cols / 2 + cp - 1) / cp)) > scratch_doubles()) return ok;
-        auto split = [&] { launch_split_rows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()); };
-        d_y.poison();
-        split();
-        CHECK(cudaDeviceSynchronize());
-        const bool pass2 = check_y("matvecSplitRow").pass();
-        ok &= pass2;
+        if (!split_fits_scratch(s.rows, s.cols)) return ok;
+        rate = check_and_time("matvecSplitRow", [&] {
+            launch_matvecSplitRow(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        }, pass);
         std::printf("rows split across blocks (matvecSplitRow + sum, %lld pairs a block): %.0f GB/s%s%s\n",
-                    (long long)split_chunk_pairs(s.rows, s.cols),
-                    gbps(s, common::time_median_ms(split, int(opt.warmup), int(opt.reps))), pass2 ? "" : " FAIL",
+                    (long long)split_chunk_pairs(s.rows, s.cols), rate, pass ? "" : " FAIL",
                     pick.split_rows ? " *" : "");
     }
     return ok;
@@ -323,35 +319,21 @@ int main(int argc, char** argv) {
     int64_t rows = 16384, cols = 8192;
     bool pitfalls = false, tune = false;
     common::CommonOptions opt;
-    std::vector<std::string> names;
-    std::string summary =
+    const std::string summary =
         "Warp shuffles: seed 001's demos, every __shfl_*_sync x width x parameter x mask checked against a\n"
         "CPU emulator, warp/block reduce and scan, then y = A x (double, A rows x cols row-major) timed\n"
         "against cub::DeviceReduce::Sum (GB/s vs GB/s). GB/s = (rows * cols + cols + rows) * 8 / median\n"
-        "time (A and x read once, y written once). Matrix-vector kernels, in teaching order:";
-    for (const auto* list : {&shuffle::matvec_kernels(), &shuffle::matvec_pitfalls()})
-        for (const shuffle::MatvecKernel& k : *list) {
-            names.push_back(k.name);
-            const std::string name = k.name;
-            summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + k.what;
-        }
+        "time (A and x read once, y written once). Matrix-vector kernels, in teaching order:" +
+        common::kernel_list_text(shuffle::kernels(), shuffle::pitfalls());
     common::Cli cli("shuffle", summary);
     cli.option("rows", &rows, "rows of A", 1, shuffle::kMaxRows)
         .option("cols", &cols, "columns of A (= length of x)", 1, shuffle::kMaxCols)
         .flag("pitfalls", &pitfalls, "also run the seed's racy kernel (matvecSmemNoSyncwarp; see README)")
         .flag("tune", &tune, "also time every lanes-per-row x rows-per-segment variant of matvecVec2");
-    common::add_common_options(cli, opt, names);
+    common::add_common_options(cli, opt, common::kernel_names(shuffle::kernels(), shuffle::pitfalls()));
     cli.parse_or_exit(argc, argv);
-    const std::string bad = shuffle::check_shape(rows, cols);
-    if (!bad.empty()) {
-        std::fprintf(stderr, "shuffle: %s\n", bad.c_str());
-        return 2;
-    }
-    for (const shuffle::MatvecKernel& k : shuffle::matvec_pitfalls())
-        if (opt.kernel == k.name && !pitfalls) {
-            std::fprintf(stderr, "shuffle: %s is a pitfall kernel: add --pitfalls to run it\n", k.name);
-            return 2;
-        }
+    cli.fail_if(shuffle::check_shape(rows, cols));
+    cli.fail_if(common::pitfall_refusal(opt.kernel, shuffle::pitfalls(), pitfalls));
 
     const std::vector<Shape> shapes = opt.sweep ? kSweep : std::vector<Shape>{{int(rows), int(cols)}};
     const common::DeviceInfo dev = common::require_device(int(opt.device));

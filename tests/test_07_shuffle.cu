@@ -2,7 +2,8 @@
 // the GPU against the emulator for every primitive x width x parameter x
 // mask x type, the building blocks at odd sizes, and y = A x at many shapes
 // against a long-double CPU reference. Plus: a wrong width, a wrong mask and
-// a wrong matvec kernel are each caught.
+// a wrong matvec kernel are each caught. Kernels are looked up by name. (The
+// seeds 001, 003 and 004 quoted below: the top README's Sources section.)
 #include <cstring>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "07_shuffle/shuffle.cuh"
 #include "common/buffer.cuh"
 #include "common/data.hpp"
+#include "common/kernel_list.hpp"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
 
@@ -292,6 +294,11 @@ INSTANTIATE_TEST_SUITE_P(TypesSizes, Blocks, ::testing::Combine(::testing::Range
 // ---- GPU: y = A x -----------------------------------------------------------------
 struct Shape { int rows, cols; };
 
+// "matvecShuffle_1000x333": a kernel x shape test's name.
+std::string kernel_shape_test_name(const std::string& kernel, Shape s) {
+    return kernel + "_" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+}
+
 // One row, one column, cols < 32, odd and even cols (16-byte alignment of
 // every other row), primes, and shapes past a full GPU of warps.
 // Few long rows (split across blocks): 1 x 1000001, 3 x 100003, 2 x 65537, 257 x 8191.
@@ -321,11 +328,11 @@ common::Comparison run_matvec(Launch launch, Shape s, uint64_t seed, double* tol
     return common::compare(got.data(), ref.data(), s.rows, tol, 0.0);
 }
 
-class Matvec : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+class Matvec : public ::testing::TestWithParam<std::tuple<std::string, Shape>> {};
 
 TEST_P(Matvec, MatchesCpu) {
     SKIP_WITHOUT_GPU();
-    const MatvecKernel& k = matvec_kernels()[std::get<0>(GetParam())];
+    const MatvecKernel& k = common::kernel_named(kernels(), std::get<0>(GetParam()));
     const Shape s = std::get<1>(GetParam());
     const common::Comparison c = run_matvec(k.launch, s, 7919ull * s.rows + s.cols);
     EXPECT_TRUE(c.pass()) << k.name << " on " << s.rows << "x" << s.cols << ": " << c.mismatches << " of " << c.n
@@ -333,11 +340,10 @@ TEST_P(Matvec, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernelsAllShapes, Matvec,
-                         ::testing::Combine(::testing::Range(0, int(matvec_kernels().size())), ::testing::ValuesIn(kShapes)),
+                         ::testing::Combine(::testing::ValuesIn(common::kernel_names(kernels())),
+                                            ::testing::ValuesIn(kShapes)),
                          [](const ::testing::TestParamInfo<Matvec::ParamType>& p) {
-                             const Shape s = std::get<1>(p.param);
-                             return std::string(matvec_kernels()[std::get<0>(p.param)].name) + "_" +
-                                    std::to_string(s.rows) + "x" + std::to_string(s.cols);
+                             return kernel_shape_test_name(std::get<0>(p.param), std::get<1>(p.param));
                          });
 
 // Every (lanes per row, rows per segment) variant the tuner may pick, odd and even cols.
@@ -347,7 +353,7 @@ TEST(MatvecVariants, EveryLanesRowsCombination) {
         for (int r : kRowChoices)
             for (Shape s : std::vector<Shape>{{1, 1}, {5, 7}, {37, 64}, {33, 333}, {130, 1}, {9, 1024}, {1000, 3}, {300, 17}}) {
                 auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
-                    launch_vec2({l, r}, A, x, y, rows, cols);
+                    launch_shape({l, r}, A, x, y, rows, cols);
                 };
                 const common::Comparison c = run_matvec(launch, s, 11ull * l + r + s.cols);
                 EXPECT_TRUE(c.pass()) << "lanes " << l << " rows " << r << " on " << s.rows << "x" << s.cols
@@ -359,7 +365,7 @@ TEST(MatvecVariants, BlockPerRow) {
     SKIP_WITHOUT_GPU();
     for (Shape s : std::vector<Shape>{{1, 1}, {3, 2}, {2, 7}, {5, 4097}, {17, 4096}, {4, 100003}, {3, 65536}}) {
         auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
-            launch_vec2({32, 1, true}, A, x, y, rows, cols);
+            launch_shape({32, 1, true}, A, x, y, rows, cols);
         };
         const common::Comparison c = run_matvec(launch, s, 13ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "block per row on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
@@ -371,7 +377,7 @@ TEST(MatvecVariants, SplitRows) {
     for (Shape s : std::vector<Shape>{{1, 1}, {1, 2}, {2, 7}, {1, 4097}, {3, 100003}, {2, 65537}, {7, 1000001},
                                       {1000, 4099}, {4200, 4096}}) {
         auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double* scratch) {
-            launch_split_rows(A, x, y, rows, cols, scratch);
+            launch_matvecSplitRow(A, x, y, rows, cols, scratch);
         };
         const common::Comparison c = run_matvec(launch, s, 17ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "split rows on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
@@ -384,7 +390,7 @@ TEST(MatvecVariants, ThinRows) {
         for (int rows : {1, 2, 3, 255, 256, 513, 100001}) {
             const Shape s{rows, c};
             auto launch = [](const double* A, const double* x, double* y, int r, int cc, double*) {
-                launch_thin_rows(A, x, y, r, cc);
+                launch_matvecThinRows(A, x, y, r, cc);
             };
             const common::Comparison cmp = run_matvec(launch, s, 19ull * rows + c);
             EXPECT_TRUE(cmp.pass()) << "thin rows on " << rows << "x" << c << ": first bad row " << cmp.first_bad;
@@ -411,12 +417,12 @@ TEST(MatvecVariants, SplitRowsArePickedForFewLongRowsAndAreBitReproducible) {
     d_A.upload(A);
     d_x.upload(x);
     d_y.poison();
-    const std::string what = launch_vec2_tuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    const std::string what = launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
     EXPECT_NE(what.find("split rows"), std::string::npos) << what;
     d_y.download(y1);
     for (int rep = 0; rep < 5; ++rep) {
         d_y.poison();
-        launch_vec2_tuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
         d_y.download(y2);
         EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double))) << "run " << rep;
     }
@@ -497,7 +503,7 @@ Exact run_exact(Launch launch, Shape s, const std::vector<int64_t>& want, common
     return e;
 }
 
-class MatvecExact : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
+class MatvecExact : public ::testing::TestWithParam<std::tuple<std::string, Shape>> {};
 
 // The largest is 8 x 4000000 (32 M elements), the size the bench runs.
 const std::vector<Shape> kExactShapes = {{1, 1}, {3, 5}, {1000, 333}, {257, 8191}, {65537, 3}, {1, 1000001},
@@ -505,7 +511,7 @@ const std::vector<Shape> kExactShapes = {{1, 1}, {3, 5}, {1000, 333}, {257, 8191
 
 TEST_P(MatvecExact, MatchesTheIntegerReferenceExactly) {
     SKIP_WITHOUT_GPU();
-    const MatvecKernel& k = matvec_kernels()[std::get<0>(GetParam())];
+    const MatvecKernel& k = common::kernel_named(kernels(), std::get<0>(GetParam()));
     const Shape s = std::get<1>(GetParam());
     const size_t n = size_t(s.rows) * s.cols;
     common::DeviceBuffer<double> d_A(n), d_x(s.cols);
@@ -515,12 +521,10 @@ TEST_P(MatvecExact, MatchesTheIntegerReferenceExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, MatvecExact,
-                         ::testing::Combine(::testing::Range(0, int(matvec_kernels().size())),
+                         ::testing::Combine(::testing::ValuesIn(common::kernel_names(kernels())),
                                             ::testing::ValuesIn(kExactShapes)),
                          [](const ::testing::TestParamInfo<MatvecExact::ParamType>& p) {
-                             const Shape s = std::get<1>(p.param);
-                             return std::string(matvec_kernels()[std::get<0>(p.param)].name) + "_" +
-                                    std::to_string(s.rows) + "x" + std::to_string(s.cols);
+                             return kernel_shape_test_name(std::get<0>(p.param), std::get<1>(p.param));
                          });
 
 // ---- Broken kernels: one product dropped, doubled or wrong must fail ---------------
@@ -546,9 +550,8 @@ __global__ void matvecBroken(const double* A, const double* x, double* y, int ro
 }
 
 template <Bug B>
-void launch_broken(const double* A, const double* x, double* y, int rows, int cols, double*) {
-    matvecBroken<B><<<rowloop_grid(rows), kMatvecBlock>>>(A, x, y, rows, cols);
-    CHECK_LAUNCH();
+std::string launch_matvecBroken(const double* A, const double* x, double* y, int rows, int cols, double*) {
+    return launch_row_loop(matvecBroken<B>, A, x, y, rows, cols);
 }
 
 TEST(MatvecPitfall, ASingleDroppedDoubledOrWrongElementIsCaughtAtTheLargestTestedSize) {
@@ -557,9 +560,9 @@ TEST(MatvecPitfall, ASingleDroppedDoubledOrWrongElementIsCaughtAtTheLargestTeste
         const size_t n = size_t(s.rows) * s.cols;
         common::DeviceBuffer<double> d_A(n), d_x(s.cols);
         const std::vector<int64_t> want = grid_reference(s, 21, 22);
-        const Exact drop = run_exact(launch_broken<Bug::DropOne>, s, want, d_A, d_x, 21, 22);
-        const Exact twice = run_exact(launch_broken<Bug::DoubleOne>, s, want, d_A, d_x, 21, 22);
-        const Exact wrong = run_exact(launch_broken<Bug::WrongOne>, s, want, d_A, d_x, 21, 22);
+        const Exact drop = run_exact(launch_matvecBroken<Bug::DropOne>, s, want, d_A, d_x, 21, 22);
+        const Exact twice = run_exact(launch_matvecBroken<Bug::DoubleOne>, s, want, d_A, d_x, 21, 22);
+        const Exact wrong = run_exact(launch_matvecBroken<Bug::WrongOne>, s, want, d_A, d_x, 21, 22);
         for (const Exact* e : {&drop, &twice, &wrong}) {
             EXPECT_EQ(e->wrong, 1u) << s.rows << "x" << s.cols << ": exactly the broken row must differ";
             EXPECT_EQ(e->first, size_t(s.rows) / 2);
@@ -591,14 +594,13 @@ TEST(MatvecLimits, LargestAdmittedShapesAreExact) {
         if (s.rows == 1) {
             // One warp per row reads 16 GiB alone: matvecShuffle stands for the
             // three row_partial kernels (they share that loop).
-            run = {{"matvecShuffle", launch_rowloop<matvecShuffle>},
-                   {"matvecShuffleVec2", launch_vec2_warp},
-                   {"matvecShuffleTuned", launch_vec2_tuned},
-                   {"matvecBlockRow", [](const double* A, const double* x, double* y, int r, int c, double*) {
-                        return launch_block_row(A, x, y, r, c);
-                    }}};
+            for (const char* name : {"matvecShuffle", "matvecShuffleVec2", "matvecShuffleTuned"})
+                run.push_back({name, common::kernel_named(kernels(), name).launch});
+            run.push_back({"matvecBlockRow", [](const double* A, const double* x, double* y, int r, int c, double*) {
+                               return launch_matvecBlockRow(A, x, y, r, c);
+                           }});
         } else {
-            for (const MatvecKernel& k : matvec_kernels()) run.push_back({k.name, k.launch});
+            for (const MatvecKernel& k : kernels()) run.push_back({k.name, k.launch});
         }
         for (const auto& k : run) {
             const Exact e = run_exact(k.second, s, want, d_A, d_x, 31, 32);
@@ -609,9 +611,9 @@ TEST(MatvecLimits, LargestAdmittedShapesAreExact) {
 }
 
 TEST(ShuffleCpu, PitfallsAreInTheirOwnList) {
-    for (const MatvecKernel& p : matvec_pitfalls())
-        for (const MatvecKernel& k : matvec_kernels()) EXPECT_STRNE(p.name, k.name);
-    EXPECT_FALSE(matvec_pitfalls().empty());
+    for (const MatvecKernel& p : pitfalls())
+        for (const MatvecKernel& k : kernels()) EXPECT_STRNE(p.name, k.name);
+    EXPECT_FALSE(pitfalls().empty());
 }
 
 // A kernel that drops the last column: the tolerance is far below one term.
@@ -629,8 +631,7 @@ __global__ void matvecDropsLastColumn(const double* A, const double* x, double* 
 TEST(MatvecPitfall, ADroppedColumnIsCaught) {
     SKIP_WITHOUT_GPU();
     auto launch = [](const double* A, const double* x, double* y, int rows, int cols, double*) {
-        matvecDropsLastColumn<<<rowloop_grid(rows), kMatvecBlock>>>(A, x, y, rows, cols);
-        CHECK_LAUNCH();
+        launch_row_loop(matvecDropsLastColumn, A, x, y, rows, cols);
     };
     for (Shape s : std::vector<Shape>{{1000, 333}, {16, 8192}, {1, 2}}) {
         double tol = 0;

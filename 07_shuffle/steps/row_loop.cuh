@@ -1,0 +1,68 @@
+// row_loop.cuh - what the y = A x steps share (steps 10 to 17).
+//
+// y = A x, A rows x cols row-major double (seed 004, the top README's Sources
+// section). Each element of A is used once: the least traffic is reading A
+// and x once and writing y once, (rows * cols + cols + rows) * 8 bytes - the
+// byte model. (x matters for few long rows: at 1 x N it is half the bytes; y
+// for many short ones: at 2^24 x 8 it is 1/9.) The peer is
+// cub::DeviceReduce::Sum, a reduction that reads as much and computes as
+// little, compared by GB/s.
+//
+// Here: the block size, the warp-per-row loop of steps 10 to 12 (one lane's
+// share of a row, the grid of at most one full GPU of blocks, its launcher),
+// the scratch array's size, and the launchers' common signature.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+#include "07_shuffle/steps/lane_emulator.cuh"
+
+namespace shuffle {
+
+constexpr int kMatvecBlock = 256;  // 8 warps
+constexpr int kBlocksPerSm = 8;    // 2048 threads: a full SM on sm_80 and sm_90
+
+__device__ __forceinline__ size_t global_thread() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ size_t total_warps() { return size_t(gridDim.x) * blockDim.x / kWarp; }
+
+// One lane's share of row r's dot product: columns lane, lane + 32, ...
+// Consecutive lanes read consecutive doubles: 256 coalesced bytes per warp.
+// 64-bit indices: the seed's int row * N overflows past 2^31 elements, and an
+// int column index wraps negative on a row of nearly 2^31 columns (c + 32
+// passes INT_MAX when cols > 2^31 - 33, which check_shape admits).
+__device__ __forceinline__ double row_partial(const double* __restrict__ A, const double* __restrict__ x, size_t r,
+                                              int cols, int lane) {
+    const double* a = A + r * size_t(cols);
+    double t = 0.0;
+    for (int64_t c = lane; c < cols; c += kWarp) t = fma(a[c], x[c], t);
+    return t;
+}
+
+// Every y = A x launcher: launches on the default stream and returns what ran
+// (the results table's launch column). `scratch` holds scratch_doubles().
+using MatvecLaunch = std::string (*)(const double* A, const double* x, double* y, int rows, int cols, double* scratch);
+
+// The warp-per-row kernels loop over rows with at most one full GPU of
+// blocks; matvecGmemCache needs one scratch double per thread of that grid.
+inline unsigned row_loop_grid(int rows) {
+    const size_t want = common::ceil_div(size_t(rows) * kWarp, kMatvecBlock);
+    const size_t cap = size_t(common::sm_count()) * kBlocksPerSm;
+    return unsigned(want < cap ? want : cap);
+}
+inline size_t scratch_doubles() { return size_t(common::sm_count()) * kBlocksPerSm * kMatvecBlock; }
+
+// Launches a warp-per-row kernel (A, x, y, rows, cols, then any `extra`
+// arguments) on row_loop_grid(rows) blocks.
+template <class... Extra>
+std::string launch_row_loop(void (*kernel)(const double*, const double*, double*, int, int, Extra...), const double* A,
+                            const double* x, double* y, int rows, int cols, Extra... extra) {
+    const unsigned g = row_loop_grid(rows);
+    kernel<<<g, kMatvecBlock>>>(A, x, y, rows, cols, extra...);
+    CHECK_LAUNCH();
+    return common::launch_string(g, kMatvecBlock);
+}
+
+}  // namespace shuffle
