@@ -56,9 +56,12 @@ def sweep_table(meta, rows):
     return "\n".join(out)
 
 
-def plain_table(path):
+def plain_table(path, columns=None):
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(l for l in f if not l.startswith("#"))]
+    if columns:  # only these columns, in this order
+        idx = [rows[0].index(c) for c in columns.split(",")]
+        rows = [[r[i] for i in idx] for r in rows]
     out = ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
     out += ["| `%s` | " % r[0] + " | ".join(r[1:]) + " |" for r in rows[1:]]
     return "\n".join(out)
@@ -76,10 +79,11 @@ def render(readme_text, chapter):
         readme_text = pattern.sub(sub, readme_text)
     replace("results", main_table)
     replace("sweep", sweep_table)
-    pattern = re.compile(r"(<!-- csv:([\w.-]+):begin -->\n).*?(<!-- csv:\2:end -->)", re.S)
+    # <!-- csv:NAME:begin --> (every column) or <!-- csv:NAME cols=a,b,c:begin --> (those columns)
+    pattern = re.compile(r"(<!-- csv:([\w.-]+)(?: cols=([\w,]+))?:begin -->\n).*?(<!-- csv:\2:end -->)", re.S)
     readme_text = pattern.sub(
-        lambda m: m.group(1) + plain_table(os.path.join(chapter, "results", m.group(2) + ".csv")) + "\n" + m.group(3),
-        readme_text)
+        lambda m: m.group(1) + plain_table(os.path.join(chapter, "results", m.group(2) + ".csv"), m.group(3)) + "\n"
+        + m.group(4), readme_text)
     return readme_text
 
 
