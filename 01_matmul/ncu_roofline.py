@@ -13,7 +13,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from ncu_table import short_name as ncu_short_name  # noqa: E402
+from ncu_table import first_launches, short_name as ncu_short_name  # noqa: E402
 
 
 def short_name(demangled):
@@ -47,12 +47,8 @@ def main(argv):
     header = ["kernel", "time_us", "GFLOP_per_s", "dram_MB", "flop_per_dram_byte", "gld_sectors_M",
               "gldgsts_sectors_M", "smem_ld_wavefronts_M", "smem_st_wavefronts_M", "ld_bank_conflicts_M",
               "st_bank_conflicts_M"]
-    table, seen = [], set()
-    for lid in sorted(launches, key=int):
-        d = launches[lid]
-        if d["kernel"] in seen:
-            continue
-        seen.add(d["kernel"])
+    table = []
+    for d in first_launches(launches):
         try:
             t = d["gpu__time_duration.sum"]
             flop = 2 * d["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"]

@@ -5,13 +5,8 @@
 # load sectors (LDG + LDGSTS, i.e. cp.async), shared-memory load/store
 # wavefronts and bank conflicts. ncu, clocks left alone. Writes
 # 01_matmul/results/<gpu>_ncu.csv (first launch of each kernel).
-set -euo pipefail
-prog=${1:-./matmul}
-dir=$(dirname "$0")
 # shellcheck source=common/ncu_guard.sh
-. "$dir/../common/ncu_guard.sh"
-ncu_preflight
-gpu=$("$dir/../common/gpu_tag.sh")
+. "$(dirname "$0")/../common/ncu_guard.sh" "${1:-./matmul}"  # prog, dir, gpu; exits 2 without ncu or a GPU
 m=gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,dram__bytes_write.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum
 m=$m,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum

@@ -6,13 +6,8 @@
 # loop, then PROBES random address patterns (default 384). Writes
 # 03_bank_conflicts/results/<gpu>_ncu.csv and exits 1 if any count differs (then the committed
 # CSV is left as it was and this run's table stays in build/profile/03_bank_conflicts/).
-set -euo pipefail
-prog=${1:-./bank_conflicts}
-dir=$(dirname "$0")
 # shellcheck source=common/ncu_guard.sh
-. "$dir/../common/ncu_guard.sh"
-ncu_preflight
-gpu=$("$dir/../common/gpu_tag.sh")
+. "$(dirname "$0")/../common/ncu_guard.sh" "${1:-./bank_conflicts}"  # prog, dir, gpu; exits 2 without ncu or a GPU
 m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum

@@ -4,13 +4,8 @@
 # 2^24 ints, 128-thread blocks. Writes 04_reduction/results/<gpu>_ncu.csv.
 # A sector count is the traffic between the SM and L1/L2: the in-place
 # kernels' tree shows up here, not in DRAM bytes.
-set -euo pipefail
-prog=${1:-./reduction}
-dir=$(dirname "$0")
 # shellcheck source=common/ncu_guard.sh
-. "$dir/../common/ncu_guard.sh"
-ncu_preflight
-gpu=$("$dir/../common/gpu_tag.sh")
+. "$(dirname "$0")/../common/ncu_guard.sh" "${1:-./reduction}"  # prog, dir, gpu; exits 2 without ncu or a GPU
 ld=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 st=l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
 out=$dir/results/${gpu}_ncu.csv

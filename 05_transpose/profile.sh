@@ -4,13 +4,8 @@
 # DRAM and L2 traffic at odd shapes (results/<gpu>_odd_ncu.csv).
 # Writes 05_transpose/results/<gpu>_ncu.csv. A 2048 x 2048 matrix is enough:
 # the counts per request do not depend on the size.
-set -euo pipefail
-prog=${1:-./transpose}
-dir=$(dirname "$0")
 # shellcheck source=common/ncu_guard.sh
-. "$dir/../common/ncu_guard.sh"
-ncu_preflight
-gpu=$("$dir/../common/gpu_tag.sh")
+. "$(dirname "$0")/../common/ncu_guard.sh" "${1:-./transpose}"  # prog, dir, gpu; exits 2 without ncu or a GPU
 m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum

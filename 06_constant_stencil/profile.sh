@@ -3,13 +3,8 @@
 # for every stencil kernel and the copy (ncu, clocks left alone). Writes
 # 06_constant_stencil/results/<gpu>_ncu.csv. n = 2^25 (128 MiB an array, past
 # the 60 MB L2): the bytes per output do not depend on the size.
-set -euo pipefail
-prog=${1:-./constant_stencil}
-dir=$(dirname "$0")
 # shellcheck source=common/ncu_guard.sh
-. "$dir/../common/ncu_guard.sh"
-ncu_preflight
-gpu=$("$dir/../common/gpu_tag.sh")
+. "$(dirname "$0")/../common/ncu_guard.sh" "${1:-./constant_stencil}"  # prog, dir, gpu; exits 2 without ncu or a GPU
 m=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum

@@ -4,13 +4,8 @@
 # matrix. Writes 07_shuffle/results/<gpu>_ncu.csv. What to look at: dram_read_MB
 # against the 1024 MiB the byte model counts (x, y and re-reads are the rest),
 # and bytes per load request (8-byte vs 16-byte loads).
-set -euo pipefail
-prog=${1:-./shuffle}
-dir=$(dirname "$0")
 # shellcheck source=common/ncu_guard.sh
-. "$dir/../common/ncu_guard.sh"
-ncu_preflight
-gpu=$("$dir/../common/gpu_tag.sh")
+. "$(dirname "$0")/../common/ncu_guard.sh" "${1:-./shuffle}"  # prog, dir, gpu; exits 2 without ncu or a GPU
 m=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
 m=$m,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 m=$m,sm__warps_active.avg.pct_of_peak_sustained_active

@@ -1,5 +1,9 @@
 # ncu_guard.sh - sourced by every NN_name/profile.sh: refuse early, and never destroy results.
 #
+#   . "$(dirname "$0")/../common/ncu_guard.sh" PROGRAM
+#                              strict mode (set -euo pipefail); sets prog=PROGRAM, dir (the
+#                              chapter's folder) and gpu (the results tag, e.g. h200); runs
+#                              ncu_preflight
 #   ncu_preflight              one line and exit 2 without ncu ($NCU, default ncu) or without a GPU
 #                              (nvidia-smi -L fails), before anything runs
 #   new=$(ncu_staged FINAL)    where to write this run's table: build/profile/<chapter>/<file>,
@@ -44,3 +48,9 @@ ncu_commit() {
     mv -f "$new" "$final"
     echo "replaced $final ($((rows - 1)) rows)"
 }
+
+set -euo pipefail
+prog=$1
+dir=$(dirname "$0")
+ncu_preflight
+gpu=$("$dir/../common/gpu_tag.sh")

@@ -20,6 +20,16 @@ def short_name(demangled):
     return base + ("<" + targs if targs else "")
 
 
+def first_launches(launches):
+    """The first launch of each kernel, in launch order ({launch id: {"kernel": name, ...}})."""
+    seen = set()
+    for lid in sorted(launches, key=int):
+        d = launches[lid]
+        if d["kernel"] not in seen:
+            seen.add(d["kernel"])
+            yield d
+
+
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -32,12 +42,8 @@ def main(argv):
             d[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
         except ValueError:
             pass
-    table, seen = [], set()
-    for lid in sorted(launches, key=int):
-        d = launches[lid]
-        if d["kernel"] in seen:
-            continue
-        seen.add(d["kernel"])
+    table = []
+    for d in first_launches(launches):
         cells = [d["kernel"]]
         for _, expr in columns:
             a, _, b = expr.partition("/")

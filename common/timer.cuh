@@ -19,6 +19,36 @@ namespace common {
 // nothing to prepare. (Without that synchronization the kernel would be
 // queued behind the preparation and its launch latency hidden from the
 // timing, flattering exactly the kernels that need preparing.)
+// Two events around one launch; elapsed() waits for the stop event.
+class EventTimer {
+  public:
+    EventTimer() {
+        CHECK(cudaEventCreate(&start_));
+        CHECK(cudaEventCreate(&stop_));
+    }
+    ~EventTimer() {
+        cudaEventDestroy(start_);
+        cudaEventDestroy(stop_);
+    }
+    EventTimer(const EventTimer&) = delete;
+    EventTimer& operator=(const EventTimer&) = delete;
+
+    template <class Launch>
+    float time(Launch&& launch) {
+        CHECK(cudaEventRecord(start_));
+        launch();
+        CHECK_LAUNCH();
+        CHECK(cudaEventRecord(stop_));
+        CHECK(cudaEventSynchronize(stop_));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+        return ms;
+    }
+
+  private:
+    cudaEvent_t start_, stop_;
+};
+
 template <class Launch, class Prepare>
 double time_median_ms(Launch&& launch, int warmup, int reps, Prepare&& prepare) {
     for (int i = 0; i < warmup; ++i) {
@@ -27,24 +57,13 @@ double time_median_ms(Launch&& launch, int warmup, int reps, Prepare&& prepare) 
         CHECK_LAUNCH();
     }
     CHECK(cudaDeviceSynchronize());
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
+    EventTimer timer;
     std::vector<double> ms(reps);
     for (int i = 0; i < reps; ++i) {
         prepare();
         CHECK(cudaDeviceSynchronize());
-        CHECK(cudaEventRecord(start));
-        launch();
-        CHECK_LAUNCH();
-        CHECK(cudaEventRecord(stop));
-        CHECK(cudaEventSynchronize(stop));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, start, stop));
-        ms[i] = t;
+        ms[i] = timer.time(launch);
     }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
     return median(ms);
 }
 
@@ -57,19 +76,8 @@ double time_median_ms(Launch&& launch, int warmup, int reps) {
 // checked launch took, which decides how many repetitions a slow kernel gets.
 template <class Launch>
 float time_once_ms(Launch&& launch) {
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    CHECK(cudaEventRecord(e0));
-    launch();
-    CHECK_LAUNCH();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    return ms;
+    EventTimer timer;
+    return timer.time(launch);
 }
 
 // The one rule for slow kernels, in every chapter: a kernel is timed
