@@ -9,6 +9,9 @@
 //   ./reduction --pitfalls --n 100003    the seeds' bugs, and how they fail
 //   ./reduction --sweep --csv 04_reduction/results/h200.csv
 //
+// Under each table: the read ceiling (steps/read_ceiling.cuh: plain 16-byte
+// loads, timed in the same run), best / CUB and best / read ceiling.
+//
 // Throughput = n * sizeof(T) / time: every element read once; the one-value
 // output is negligible. Each time covers the whole operation, from the input
 // to the sum in device memory (both launches of a two-kernel reduction, the
@@ -27,6 +30,8 @@
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
+#include "common/kernel_list.hpp"
+#include "common/launch.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 #include "common/timer.cuh"
@@ -102,14 +107,19 @@ T download_out(const Workspace<T>& ws) {
     return v;
 }
 
-// Poison the result and the partial sums, run once, return the result.
+// Poison the result and the partial sums, run once, return the result; the
+// launch configuration and the launch's time (events) if asked for.
 template <class T>
-T run_once(const Kernel<T>& k, const T* in, size_t n, Workspace<T>& ws, std::string* launch) {
+T run_once(const Kernel<T>& k, const T* in, size_t n, Workspace<T>& ws, std::string* launch,
+           double* once_ms = nullptr) {
     CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
     CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
     if (k.in_place) restore_work(in, n, ws);
-    const std::string l = k.launch(in, n, ws);
+    CHECK(cudaDeviceSynchronize());
+    std::string l;
+    const double ms = common::time_once_ms([&] { l = k.launch(in, n, ws); });
     if (launch) *launch = l;
+    if (once_ms) *once_ms = ms;
     CHECK(cudaDeviceSynchronize());
     return download_out(ws);
 }
@@ -142,34 +152,61 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
         return ok;
     };
 
-    // The peer is timed before the kernels and again after them, and the
-    // faster of the two medians is the baseline: the first timing can catch
-    // the GPU still raising its clocks, and that must not flatter the kernels.
+    // Every timing follows the common rule (common/timer.cuh): the checked
+    // launch is timed once, and a kernel whose --reps launches would take
+    // over 1.5 s gets as many as fit, no warm-up, and " [reps N]" in its
+    // launch column. The peer is timed before the kernels and again after
+    // them, and the faster of the two medians is the baseline: the first
+    // timing can catch the GPU still raising its clocks, and that must not
+    // flatter the kernels.
     Cub<T> cub(d_in.get(), n, ws.out);
     CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
-    cub();
+    const double cub_once = common::time_once_ms(cub);
     CHECK(cudaDeviceSynchronize());
     const T cub_got = download_out(ws);
-    const double cub_first = common::time_median_ms(cub, int(opt.warmup), int(opt.reps));
+    const common::Timing cub_first = common::time_kernel(cub, cub_once, int(opt.warmup), int(opt.reps));
 
     struct Timed { const char* name; std::string launch; T got; double ms; };
     std::vector<Timed> timed;
+    std::vector<std::string> waived;
     for (const Kernel<T>& k : kernels<T>()) {
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
+        const std::string why = waiver(k);
+        if (!why.empty()) {
+            waived.push_back(std::string(k.name) + ": not run: " + why);
+            continue;
+        }
         std::string launch;
-        const T got = run_once(k, d_in.get(), n, ws, &launch);
-        const double ms = common::time_median_ms([&] { k.launch(d_in.get(), n, ws); }, int(opt.warmup),
-                                                 int(opt.reps), [&] { if (k.in_place) restore_work(d_in.get(), n, ws); });
-        timed.push_back({k.name, launch, got, ms});
+        double once_ms = 0;
+        const T got = run_once(k, d_in.get(), n, ws, &launch, &once_ms);
+        const common::Timing t = common::time_kernel([&] { k.launch(d_in.get(), n, ws); }, once_ms, int(opt.warmup),
+                                                     int(opt.reps), [&] { if (k.in_place) restore_work(d_in.get(), n, ws); });
+        timed.push_back({k.name, launch + common::reps_note(t.plan), got, t.ms});
     }
-    const double cub_ms = std::min(cub_first, common::time_median_ms(cub, int(opt.warmup), int(opt.reps)));
-    bool ok = add_row("cub::DeviceReduce::Sum", "2 kernels", cub_got, cub_ms, cub_ms);
+    // The read ceiling: plain 16-byte loads over the same input (steps/read_ceiling.cuh).
+    std::string ceiling_launch;
+    const double ceiling_once = common::time_once_ms([&] { ceiling_launch = launch_read_ceiling(d_in.get(), n, ws); });
+    const common::Timing ceiling =
+        common::time_kernel([&] { launch_read_ceiling(d_in.get(), n, ws); }, ceiling_once, int(opt.warmup), int(opt.reps));
+    const common::Timing cub_again = common::time_kernel(cub, cub_once, int(opt.warmup), int(opt.reps));
+    const common::Timing& cub_t = cub_again.ms < cub_first.ms ? cub_again : cub_first;
+    const double cub_ms = cub_t.ms;
+    bool ok = add_row("cub::DeviceReduce::Sum", "2 kernels" + common::reps_note(cub_t.plan), cub_got, cub_ms, cub_ms);
     const Timed* best = nullptr;
     for (const Timed& t : timed) {
         ok &= add_row(t.name, t.launch, t.got, t.ms, cub_ms);
         if (!best || t.ms < best->ms) best = &t;
     }
-    if (best) std::printf("best %s / CUB at %s: %.3f (goal >= 1.00)\n", best->name, problem.c_str(), cub_ms / best->ms);
+    for (const std::string& w : waived) std::printf("%s\n", w.c_str());
+    const double ceiling_gbs = double(ceiling_bytes<T>(n)) / (ceiling.ms * 1e6);
+    std::printf("read ceiling (16-byte loads, %d in flight per thread, %s%s): %.1f GB/s\n", kCeilingUnroll,
+                ceiling_launch.c_str(), common::reps_note(ceiling.plan).c_str(), ceiling_gbs);
+    if (best) {
+        const double best_gbs = double(n) * sizeof(T) / (best->ms * 1e6);
+        std::printf("best %s / CUB at %s: %.3f (goal >= 1.00)\n", best->name, problem.c_str(), cub_ms / best->ms);
+        if (ceiling_gbs > 0)  // under 16 bytes of input the ceiling reads nothing
+            std::printf("best %s / read ceiling at %s: %.3f\n", best->name, problem.c_str(), best_gbs / ceiling_gbs);
+    }
     return ok;
 }
 
@@ -220,6 +257,11 @@ void run_pitfalls(size_t n, const common::CommonOptions& opt) {
                 type_name<T>(), size_label(n).c_str());
     for (const Kernel<T>& k : pitfalls<T>()) {
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
+        const std::string why = waiver(k);
+        if (!why.empty()) {
+            std::printf("  %-22s not run: %s\n", k.name, why.c_str());
+            continue;
+        }
         std::string launch;
         scribble_shared<T>();  // stale, non-zero shared memory, as a long-running program would leave it
         const T got = run_once(k, d_in.get(), n, ws, &launch);
@@ -273,8 +315,14 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
         rows.push_back({name, err[0], err[1],
                         most == 1 ? "yes" : "no: " + std::to_string(most) + " different sums in " + std::to_string(runs) + " runs"});
     };
+    std::vector<std::string> waived;
     for (const Kernel<float>& k : kernels<float>()) {
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
+        const std::string why = waiver(k);
+        if (!why.empty()) {
+            waived.push_back(std::string(k.name) + ": not run: " + why);
+            continue;
+        }
         gpu(k.name, [&](const float* in) { return run_once(k, in, n, ws, nullptr); });
     }
     gpu("cub::DeviceReduce::Sum", [&](const float* in) {
@@ -293,6 +341,7 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
     for (const AccRow& r : rows)
         std::printf("| %s | %.2e | %.2e | %s |\n", r.method.c_str(), r.err_const, r.err_uniform, r.identical.c_str());
     std::printf("exact sums: %.10Lg (1.23 x n in float: each 1.23f is %.10g) and %.10Lg\n", ref[0], double(1.23f), ref[1]);
+    for (const std::string& w : waived) std::printf("%s\n", w.c_str());
     if (!opt.csv.empty()) {
         std::string s;
         for (const auto& kv : common::run_metadata(dev, command_line)) s += "# " + kv.first + ": " + kv.second + "\n";
@@ -326,7 +375,7 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
     const int reps = int(opt.reps), warmup = int(opt.warmup);
 
     struct Way { std::string where, launches; size_t partials; std::function<T()> to_host; std::function<void()> device; };
-    const size_t g = vec4_grid<T, Finish::Partials>(n), g_chunks = ceil_div(n, size_t(8) * kBlock);
+    const size_t g = vec4_grid<T, Finish::Partials>(n), g_chunks = common::ceil_div(n, size_t(8) * kBlock);
     auto host_sum = [&](size_t m) {
         CHECK(cudaMemcpy(h_partial.data(), ws.partial, m * sizeof(T), cudaMemcpyDeviceToHost));
         T s = 0;
@@ -345,14 +394,14 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
         {"host: copy the partials back, add them on the CPU", "1 + memcpy", g,
          [&] { vec4_partials(); return host_sum(g); }, nullptr},
         {"second kernel: one block adds the partials", "2", g,
-         [&] { launch_vec4<T, Finish::Partials>(d_in.get(), n, ws); return download_out(ws); },
-         [&] { launch_vec4<T, Finish::Partials>(d_in.get(), n, ws); }},
+         [&] { launch_reduceVec4<T, Finish::Partials>(d_in.get(), n, ws); return download_out(ws); },
+         [&] { launch_reduceVec4<T, Finish::Partials>(d_in.get(), n, ws); }},
         {"atomics: one atomicAdd per block (result zeroed first)", "memset + 1", g,
-         [&] { launch_vec4<T, Finish::Atomic>(d_in.get(), n, ws); return download_out(ws); },
-         [&] { launch_vec4<T, Finish::Atomic>(d_in.get(), n, ws); }},
+         [&] { launch_reduceVec4<T, Finish::Atomic>(d_in.get(), n, ws); return download_out(ws); },
+         [&] { launch_reduceVec4<T, Finish::Atomic>(d_in.get(), n, ws); }},
         {"last block: __threadfence + ticket (reduceVec4)", "1", g,
-         [&] { launch_vec4<T, Finish::LastBlock>(d_in.get(), n, ws); return download_out(ws); },
-         [&] { launch_vec4<T, Finish::LastBlock>(d_in.get(), n, ws); }},
+         [&] { launch_reduceVec4<T, Finish::LastBlock>(d_in.get(), n, ws); return download_out(ws); },
+         [&] { launch_reduceVec4<T, Finish::LastBlock>(d_in.get(), n, ws); }},
         {"host, one partial per 1024 elements (reduceShflDown)", "1 + memcpy", g_chunks,
          [&] { chunks_partials(); return host_sum(g_chunks); }, nullptr},
         {"second kernel, one partial per 1024 elements (reduceShflDown)", "2", g_chunks,
@@ -418,15 +467,7 @@ int main(int argc, char** argv) {
         "Each kernel runs once to be checked against the CPU (int: exact; float/double: within\n"
         "2 (log2 n + 1) eps sum|x|), then is timed from input to sum in device memory (all its launches).\n"
         "GB/s = n * sizeof(T) / median time (each element read once). Kernels, in teaching order:";
-    for (const auto& k : reduction::kernels<int>()) {
-        const std::string name = k.name;
-        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + k.what;
-    }
-    summary += "\nPitfalls (--pitfalls only):";
-    for (const auto& k : reduction::pitfalls<int>()) {
-        const std::string name = k.name;
-        summary += "\n  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + k.what;
-    }
+    summary += common::kernel_list_text(reduction::kernels<int>(), reduction::pitfalls<int>());
     summary += "\n--sweep runs int and float at n = 2^10 .. 2^28 (what `make bench` records).";
     common::Cli cli("reduction", summary);
     cli.option("n", &n, "number of elements (2^K accepted)", 1, reduction::kMaxN)
@@ -435,26 +476,11 @@ int main(int argc, char** argv) {
         .flag("accuracy", &accuracy, "float accuracy and determinism table at --n (--csv writes it)")
         .flag("final", &final_sum, "cost of each place the final sum can happen, at --n and --type")
         .flag("pitfalls", &show_pitfalls, "run the seeds' buggy kernels at --n and --type (only those)");
-    common::add_common_options(cli, opt, reduction::kernel_names(true));
+    common::add_common_options(cli, opt, common::kernel_names(reduction::kernels<int>(), reduction::pitfalls<int>()));
+    cli.exclusive({"toy", "accuracy", "final", "pitfalls", "sweep"});  // separate modes: two of them exit 2
     cli.parse_or_exit(argc, argv);
-    const std::string bad = reduction::check_n(n);
-    if (!bad.empty()) {
-        std::fprintf(stderr, "reduction: %s\n", bad.c_str());
-        return 2;
-    }
-    if (int(toy) + int(accuracy) + int(final_sum) + int(show_pitfalls) + int(opt.sweep) > 1) {
-        std::fprintf(stderr, "reduction: --toy, --accuracy, --final, --pitfalls and --sweep are separate modes: pick one\n\n%s",
-                     cli.usage().c_str());
-        return 2;
-    }
-    const bool is_pitfall = !opt.kernel.empty() &&
-        std::none_of(reduction::kernels<int>().begin(), reduction::kernels<int>().end(),
-                     [&](const auto& k) { return opt.kernel == k.name; });
-    if (is_pitfall && !show_pitfalls) {
-        std::fprintf(stderr, "reduction: %s is a pitfall kernel: it runs only with --pitfalls\n\n%s", opt.kernel.c_str(),
-                     cli.usage().c_str());
-        return 2;
-    }
+    cli.fail_if(reduction::check_n(n));
+    cli.fail_if(common::pitfall_refusal(opt.kernel, reduction::pitfalls<int>(), show_pitfalls));
 
     const common::DeviceInfo dev = common::require_device(int(opt.device));
     common::print_device_header(dev);
@@ -501,7 +527,10 @@ int main(int argc, char** argv) {
         meta.push_back({"default_problem", default_problem});
         meta.push_back({"bytes_model", "n * sizeof(T): each element read once (the one-value output is negligible)"});
         meta.push_back({"peer", "cub::DeviceReduce::Sum in the same run (pct_of_CUB = CUB time / kernel time)"});
-        meta.push_back({"timing", "events around the whole operation (all launches, a memset where needed), median"});
+        meta.push_back({"timing", "events around the whole operation (all launches, a memset where needed), median of "
+                                  "--reps launches, except where those would take over 1.5 s: as many as fit, "
+                                  "no warm-up, [reps N] in the launch column"});
+        meta.push_back({"read_ceiling", "printed, not a row: plain 16-byte loads of the same input (steps/read_ceiling.cuh)"});
         report.write_csv(opt.csv, meta);
     }
     std::printf("\n%s\n", ok ? "PASS" : "FAIL");

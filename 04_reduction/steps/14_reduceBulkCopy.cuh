@@ -1,0 +1,247 @@
+// Step 14 of 04_reduction (Hopper, sm_90): the input streams through a ring of
+// shared-memory buffers, filled by the bulk copy engine (cp.async.bulk, the
+// TMA unit's plain-copy form) and tracked by mbarriers; the threads only ever
+// read shared memory. Step 13 asks for the bytes with loads in every thread;
+// here one thread asks for 32 KiB at a time and the copy engine does the rest.
+// The bug that breaks it is one switch away: kEdges = false leaves out the
+// head and the tail (bulk copies of whole chunks only); the tests plant it
+// and must catch it.
+//
+// The pipeline, per block (one block per SM, 6 stages of 32 KiB):
+//
+//   producer (1 thread)                          consumers (16 warps)
+//   for chunk j of this block:                   for chunk j of this block:
+//     s = j % 6                                    s = j % 6
+//     wait empty[s] (round j/6 - 1 done)           wait full[s] (round j/6)
+//     full[s].arrive.expect_tx(32 KiB)             read stage s: 4 x 16 B per thread
+//     cp.async.bulk stage s <- chunk j             each warp: empty[s].arrive
+//         (completes bytes on full[s])
+//
+// Up to 6 chunks (192 KiB) are in flight per SM while the consumers read the
+// oldest one: Little's law needs ~33 KiB per SM (the README's "bytes in
+// flight"), so the ring is deep enough with room to spare.
+//
+// mbarriers. An mbarrier is a 64-bit object in shared memory that counts two
+// things for its current PHASE: arrivals still expected (set by
+// mbarrier.init) and bytes of transactions still expected (tx-count). A phase
+// completes when both reach zero; the barrier then starts the next phase with
+// the same arrival count. `mbarrier.arrive.expect_tx` by the producer raises
+// the tx-count by the bytes it is about to copy and arrives (count 1: full[s]
+// completes when its one arrival is in AND the 32 KiB have landed); the
+// copy's `mbarrier::complete_tx::bytes` lowers the tx-count as the bytes
+// land. Waiting: phases alternate parity 0, 1, 0, 1...;
+// `mbarrier.try_wait.parity p` returns true once the phase of parity p has
+// completed. Round r of stage s (chunks j with j / 6 == r) is phase r, so the
+// consumers wait on full[s] with parity r & 1 and the producer, before
+// refilling stage s in round r, waits on empty[s] with parity (r - 1) & 1
+// (empty[s] completes when all 16 consumer warps have arrived: they have read
+// the previous chunk). Parity, not a phase number, is enough because a waiter
+// can never be two phases behind: the other side waits for it.
+//
+// Fences. mbarrier.init is an ordinary (generic proxy) write; the bulk copy
+// engine is the "async proxy". `fence.mbarrier_init.release.cluster` then a
+// __syncthreads() makes the initialised barriers visible to the copies and to
+// every thread before anyone uses them (the PTX ISA's rule for mbarrier.init
+// followed by cp.async.bulk). `fence.proxy.async.shared::cta` is the fence for
+// the other direction: generic WRITES to shared memory that the async proxy
+// then reads (a bulk copy shared -> global). Here the threads only read the
+// buffers, and the empty barrier orders those reads before the next copy
+// into the same buffer, so no proxy fence is needed in the loop.
+//
+// Alignment. A bulk copy needs 16-byte aligned addresses and a size that is a
+// multiple of 16. The input may start anywhere (a sub-array): the head up to
+// the first 16-byte boundary and the tail after the last whole 32 KiB chunk
+// are added with ordinary loads, while the first copies are in flight.
+//
+// Correct for any n >= 1, int / float / double, any element-aligned start;
+// deterministic (a fixed order for a given n, start and GPU: the grid is the
+// SM count), exact for int, and finished like step 13 (last block). The
+// device code is guarded with __CUDA_ARCH__ >= 900: builds for older GPUs
+// compile an empty kernel, and the host never launches it there (waiver).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+#include "04_reduction/steps/13_reduceVec4.cuh"
+
+namespace reduction {
+
+constexpr int kBulkStages = 6;
+constexpr int kBulkStageBytes = 32 * 1024;
+constexpr int kBulkConsumerWarps = 16;
+constexpr int kBulkConsumers = kBulkConsumerWarps * 32;  // threads that read the buffers
+constexpr int kBulkThreads = kBulkConsumers + 32;        // + one producer warp (the last)
+constexpr int kBulkVecsPerThread = kBulkStageBytes / 16 / kBulkConsumers;
+constexpr size_t kBulkSmem = size_t(kBulkStages) * kBulkStageBytes + 2 * kBulkStages * sizeof(uint64_t);
+static_assert(kBulkStageBytes % (16 * kBulkConsumers) == 0, "every consumer reads whole 16-byte vectors");
+
+// ---- The PTX (sm_90): mbarriers and the bulk copy -----------------------------
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// A barrier that completes a phase after `count` arrivals (and its tx-count at 0).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+// The inits visible to the async proxy (the copies); a __syncthreads() must follow.
+__device__ __forceinline__ void fence_mbarrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// Arrive once and expect `bytes` more of transactions in this phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes) : "memory");
+}
+// Arrive once (release: this thread's earlier reads are ordered before it).
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
+}
+// Spin until the phase of parity `parity` has completed (acquire: the copied
+// bytes are visible after it). try_wait suspends the thread for a while in
+// hardware before it answers false, so the loop does not hammer the barrier.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;\n\t}"
+            : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
+}
+// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte
+// aligned) by the copy engine; the bytes count down `bar`'s tx-count as they land.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_address(dst)), "l"(src), "r"(bytes), "r"(smem_address(bar)) : "memory");
+}
+#endif
+
+// ---- The kernel ------------------------------------------------------------
+// reduceBulkCopy<T, kEdges>: the pipeline above. kEdges = false drops the
+// head and tail loads: the planted bug of the tests, never in a kernel list.
+// The split of in[0..n):
+//   [0, head)            ordinary loads (up to the first 16-byte boundary)
+//   [head, tail)         whole chunks of kBulkStageBytes, chunk c to block c % gridDim.x
+//   [tail, n)            ordinary loads (fewer than one chunk)
+// Look for: more bytes in flight per SM than step 13 (192 KiB against
+// 128 KiB), all from ONE thread's requests; whether that beats the loads of
+// 2048 threads (the README worklog).
+template <class T, bool kEdges = true>
+__global__ void __launch_bounds__(kBulkThreads, 1)
+reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket, T* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using V = typename Vec16<T>::type;
+    constexpr int W = 16 / sizeof(T);                       // elements per 16 bytes
+    constexpr size_t kChunk = kBulkStageBytes / sizeof(T);  // elements per chunk
+    extern __shared__ __align__(128) unsigned char ring[];  // kBulkStages buffers, then the barriers
+    uint64_t* full = reinterpret_cast<uint64_t*>(ring + size_t(kBulkStages) * kBulkStageBytes);
+    uint64_t* empty = full + kBulkStages;
+
+    const size_t misalign = reinterpret_cast<uintptr_t>(in) % 16 / sizeof(T);
+    const size_t head = misalign ? (W - misalign < n ? W - misalign : n) : 0;
+    const size_t chunks = (n - head) / kChunk;
+    const size_t tail = head + chunks * kChunk;
+    const T* body = in + head;  // 16-byte aligned
+    const size_t mine = chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+
+    const unsigned tid = threadIdx.x;
+    if (tid == 0) {
+        for (int s = 0; s < kBulkStages; ++s) {
+            mbarrier_init(&full[s], 1);                    // the producer's arrive.expect_tx
+            mbarrier_init(&empty[s], kBulkConsumerWarps);  // one arrival per consumer warp
+        }
+        fence_mbarrier_init();
+    }
+    __syncthreads();
+
+    T acc[kBulkVecsPerThread];
+#pragma unroll
+    for (int k = 0; k < kBulkVecsPerThread; ++k) acc[k] = T(0);
+    if (tid >= kBulkConsumers) {  // the producer warp: one lane issues every copy
+        if (tid == kBulkConsumers) {
+            for (size_t j = 0; j < mine; ++j) {
+                const int s = int(j % kBulkStages);
+                const unsigned round = unsigned(j / kBulkStages);
+                if (round > 0) mbarrier_wait(&empty[s], (round - 1) & 1);  // stage s read by every warp
+                mbarrier_arrive_expect_tx(&full[s], kBulkStageBytes);
+                bulk_copy_to_shared(ring + size_t(s) * kBulkStageBytes, body + (blockIdx.x + j * gridDim.x) * kChunk,
+                                    kBulkStageBytes, &full[s]);
+            }
+        }
+    } else {
+        if constexpr (kEdges) {  // head and tail by ordinary loads while the first copies fly
+            const size_t g = size_t(blockIdx.x) * kBulkConsumers + tid;
+            if (g < head) acc[1 % kBulkVecsPerThread] += in[g];
+            for (size_t i = g; i < n - tail; i += size_t(gridDim.x) * kBulkConsumers)
+                acc[2 % kBulkVecsPerThread] += in[tail + i];
+        }
+        for (size_t j = 0; j < mine; ++j) {
+            const int s = int(j % kBulkStages);
+            mbarrier_wait(&full[s], unsigned(j / kBulkStages) & 1);  // the chunk has landed
+            const V* buf = reinterpret_cast<const V*>(ring + size_t(s) * kBulkStageBytes);
+            V v[kBulkVecsPerThread];
+#pragma unroll
+            for (int k = 0; k < kBulkVecsPerThread; ++k) v[k] = buf[tid + k * kBulkConsumers];  // LDS.128, no conflicts
+#pragma unroll
+            for (int k = 0; k < kBulkVecsPerThread; ++k) acc[k] += hsum(v[k]);
+            __syncwarp();                           // every lane of the warp has read the stage...
+            if (tid % 32 == 0) mbarrier_arrive(&empty[s]);  // ...then the warp says so, once
+        }
+    }
+    T v = acc[0];
+#pragma unroll
+    for (int k = 1; k < kBulkVecsPerThread; ++k) v += acc[k];
+    v = block_sum<kBulkThreads>(v);
+    last_block_finishes<kBulkThreads>(v, partial, ticket, out);
+#else
+    (void)in, (void)n, (void)partial, (void)ticket, (void)out;  // never launched below sm_90 (waiver)
+#endif
+}
+
+// ---- Where it runs -----------------------------------------------------------
+// "" on a GPU of compute capability 9.0+ with this build's code compiled for
+// sm_90+ (a build for sm_80 JIT-compiled on a Hopper GPU has the empty
+// kernel: its ptxVersion says so), else why not.
+template <class T, bool kEdges = true>
+std::string waived_reduceBulkCopy() {
+    int dev = 0, major = 0, minor = 0, optin = 0;
+    CHECK(cudaGetDevice(&dev));
+    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    if (major < 9)
+        return "needs sm_90 (Hopper's bulk copy engine and mbarrier tx-counts); this GPU is sm_" +
+               std::to_string(major * 10 + minor);
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, reduceBulkCopy<T, kEdges>));
+    if (a.ptxVersion < 90)
+        return "needs sm_90 code; this program was built for compute_" + std::to_string(a.ptxVersion) +
+               " (make ARCH=sm_90)";
+    CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (size_t(optin) < kBulkSmem + 1024)
+        return "needs " + std::to_string(kBulkSmem / 1024) + " KiB of shared memory per block; this GPU allows " +
+               std::to_string(optin / 1024);
+    return "";
+}
+
+// ---- The launcher ----------------------------------------------------------
+// One block per SM (the ring takes most of its shared memory), no more blocks
+// than whole chunks (at least one: small n is all head and tail).
+template <class T, bool kEdges = true>
+std::string launch_reduceBulkCopy(const T* in, size_t n, Workspace<T>& ws) {
+    static const size_t most = [] {
+        CHECK(cudaFuncSetAttribute(reduceBulkCopy<T, kEdges>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   int(kBulkSmem)));
+        return resident_grid(reduceBulkCopy<T, kEdges>, kBulkThreads, SIZE_MAX / 2, 1, kBulkSmem);
+    }();
+    const size_t chunks = n / (kBulkStageBytes / sizeof(T));
+    const size_t grid = std::max<size_t>(1, std::min(most, chunks));
+    reduceBulkCopy<T, kEdges><<<grid, kBulkThreads, kBulkSmem>>>(in, n, ws.partial, ws.ticket, ws.out);
+    CHECK_LAUNCH();
+    return grid_string(grid, kBulkThreads) + " ring " + std::to_string(kBulkStages) + "x" +
+           std::to_string(kBulkStageBytes / 1024) + "K";
+}
+
+}  // namespace reduction
