@@ -35,7 +35,7 @@ SEEDS = {
 BEST = {
     "01_matmul": "sgemmAutotuned",
     "02_distributed_smem": "clusterHistBest",
-    "04_reduction": "reduceVec4",
+    "04_reduction": "reduceBulkCopy",
     "05_transpose": "transposeSectorAligned",
     "06_constant_stencil": "stencil1DL1Vec4",
     "07_shuffle": "matvecShuffleTuned",
