@@ -187,6 +187,7 @@ reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket,
             for (int k = 0; k < kBulkVecsPerThread; ++k) v[k] = buf[tid + k * kBulkConsumers];  // LDS.128, no conflicts
 #pragma unroll
             for (int k = 0; k < kBulkVecsPerThread; ++k) acc[k] += hsum(v[k]);
+            // racecheck questions this hand-off once the ring wraps (README, step 14, "Sanitizers").
             __syncwarp();                           // every lane of the warp has read the stage...
             if (tid % 32 == 0) mbarrier_arrive(&empty[s]);  // ...then the warp says so, once
         }
