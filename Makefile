@@ -132,8 +132,10 @@ clean:
 	rm -rf build $(foreach c,$(patsubst %/,%,$(wildcard [0-9][0-9]_*/)),$(call prog,$(c)))
 
 # One line, naming what is missing or too old ($(error) in a recipe: expanded only when a build needs nvcc).
+NVCC_PATH    = $(shell PATH="$(PATH)" command -v $(NVCC))
 NVCC_RELEASE = $(shell PATH="$(PATH)" $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1)
-NVCC_PROBLEM = $(if $(shell PATH="$(PATH)" command -v $(NVCC)),$(if $(filter-out 0 1 2 3 4 5 6 7 8 9 10 11,$(firstword $(subst ., ,$(NVCC_RELEASE)))),,nvcc $(or $(NVCC_RELEASE),of unknown version) found ($(shell PATH="$(PATH)" command -v $(NVCC))); CUDA $(NVCC_MIN_MAJOR).0 or newer is needed: run ./setup.sh or put a newer nvcc first on PATH),nvcc not found: run ./setup.sh, or install the CUDA Toolkit (12.x or 13.x) and put its bin/ on PATH)
+NVCC_RECENT  = $(shell [ "$(firstword $(subst ., ,$(NVCC_RELEASE)))" -ge $(NVCC_MIN_MAJOR) ] 2>/dev/null && echo yes)
+NVCC_PROBLEM = $(if $(NVCC_PATH),$(if $(NVCC_RECENT),,nvcc $(or $(NVCC_RELEASE),of unknown version) found ($(NVCC_PATH)); CUDA $(NVCC_MIN_MAJOR).0 or newer is needed: run ./setup.sh or put a newer nvcc first on PATH),nvcc not found: run ./setup.sh, or install the CUDA Toolkit (12.x or 13.x) and put its bin/ on PATH)
 check-nvcc:
 	$(if $(NVCC_PROBLEM),$(error $(NVCC_PROBLEM)))
 check-gtest:
