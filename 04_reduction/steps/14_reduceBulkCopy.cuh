@@ -14,7 +14,7 @@
 //     s = j % 6                                    s = j % 6
 //     wait empty[s] (round j/6 - 1 done)           wait full[s] (round j/6)
 //     full[s].arrive.expect_tx(32 KiB)             read stage s: 4 x 16 B per thread
-//     cp.async.bulk stage s <- chunk j             each warp: empty[s].arrive
+//     cp.async.bulk stage s <- chunk j             each thread: empty[s].arrive
 //         (completes bytes on full[s])
 //
 // Up to 6 chunks (192 KiB) are in flight per SM while the consumers read the
@@ -34,9 +34,12 @@
 // completed. Round r of stage s (chunks j with j / 6 == r) is phase r, so the
 // consumers wait on full[s] with parity r & 1 and the producer, before
 // refilling stage s in round r, waits on empty[s] with parity (r - 1) & 1
-// (empty[s] completes when all 16 consumer warps have arrived: they have read
-// the previous chunk). Parity, not a phase number, is enough because a waiter
-// can never be two phases behind: the other side waits for it.
+// (empty[s] completes when all 512 consumer threads have arrived: they have
+// read the previous chunk). Every thread arrives for itself, so each read is
+// ordered before the next copy by its own release; one arrival per warp
+// after __syncwarp() drew a racecheck report (README, step 14). Parity, not a
+// phase number, is enough because a waiter can never be two phases behind:
+// the other side waits for it.
 //
 // Fences. mbarrier.init is an ordinary (generic proxy) write; the bulk copy
 // engine is the "async proxy". `fence.mbarrier_init.release.cluster` then a
@@ -151,7 +154,7 @@ reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket,
     if (tid == 0) {
         for (int s = 0; s < kBulkStages; ++s) {
             mbarrier_init(&full[s], 1);                    // the producer's arrive.expect_tx
-            mbarrier_init(&empty[s], kBulkConsumerWarps);  // one arrival per consumer warp
+            mbarrier_init(&empty[s], kBulkConsumers);      // one arrival per consumer thread
         }
         fence_mbarrier_init();
     }
@@ -187,9 +190,7 @@ reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket,
             for (int k = 0; k < kBulkVecsPerThread; ++k) v[k] = buf[tid + k * kBulkConsumers];  // LDS.128, no conflicts
 #pragma unroll
             for (int k = 0; k < kBulkVecsPerThread; ++k) acc[k] += hsum(v[k]);
-            // racecheck questions this hand-off once the ring wraps (README, step 14, "Sanitizers").
-            __syncwarp();                           // every lane of the warp has read the stage...
-            if (tid % 32 == 0) mbarrier_arrive(&empty[s]);  // ...then the warp says so, once
+            mbarrier_arrive(&empty[s]);  // this thread has read stage s (release)
         }
     }
     T v = acc[0];
