@@ -196,7 +196,8 @@ bool cluster_sweep(const common::CommonOptions& opt, const Caps& caps, common::R
     if (largest > bin_counts.back()) bin_counts.push_back(largest);
     bool ok = true;
     std::vector<Variant> sweep;
-    for (const char* name : {"clusterHist_c1", "clusterHistVec4", "clusterHistVec4Agg", "clusterHistSliced"})
+    for (const char* name : {"clusterHist_c1", "clusterHistVec4", "clusterHistVec4Agg", "clusterHistSliced",
+                             "clusterHistExchange"})
         sweep.push_back(common::kernel_named(kernels(), name));
     for (int num_bins : bin_counts) {
         const Problem pb{n, num_bins, false};

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 #include <cuda_runtime.h>
+#include "02_distributed_smem/histogram_exchange.cuh"
 #include "02_distributed_smem/histogram_kernels.cuh"
 #include "common/check.cuh"
 #include "common/data.hpp"
@@ -32,7 +33,7 @@ inline std::string bins_problem(int64_t num_bins) {
     return "";
 }
 
-enum class Algo { Global, SmemStatic, Smem, Cluster, ClusterNoFinalSync, Vec4, Vec4Agg, Sliced, SlicedAgg, Best };
+enum class Algo { Global, SmemStatic, Smem, Cluster, ClusterNoFinalSync, Vec4, Vec4Agg, Sliced, SlicedAgg, Exchange, Best };
 
 struct Variant {
     const char* name;
@@ -56,7 +57,8 @@ inline const std::vector<Variant>& kernels() {
         {"clusterHistVec4Agg", Algo::Vec4Agg, 0, "clusterHistVec4 + warp-aggregated atomics (__match_any_sync)"},
         {"clusterHistSliced", Algo::Sliced, 0, "each block reads the cluster's samples, counts its own bins"},
         {"clusterHistSlicedAgg", Algo::SlicedAgg, 0, "clusterHistSliced + warp-aggregated atomics"},
-        {"clusterHistBest", Algo::Best, 0, "the H200 sweeps' choice: Sliced (C = 1 where the bins fit one block)"},
+        {"clusterHistExchange", Algo::Exchange, 0, "all-to-all: samples sorted by owner block, 16-bit slots via DSMEM"},
+        {"clusterHistBest", Algo::Best, 0, "the H200 sweeps' choice: Sliced up to C = 2, then Exchange"},
     };
     return v;
 }
@@ -73,7 +75,7 @@ inline const std::vector<Variant>& pitfalls() {
 
 inline bool needs_cluster(Algo a) {
     return a == Algo::Cluster || a == Algo::ClusterNoFinalSync || a == Algo::Vec4 || a == Algo::Vec4Agg ||
-           a == Algo::Sliced || a == Algo::SlicedAgg || a == Algo::Best;
+           a == Algo::Sliced || a == Algo::SlicedAgg || a == Algo::Exchange || a == Algo::Best;
 }
 
 struct Caps {
@@ -108,12 +110,16 @@ struct Plan {
     PlainKernel plain_kernel = nullptr;      // histGlobalAtomics, histSmemStatic, histSmem
     ClusterKernel cluster_kernel = nullptr;  // clusterHist, clusterHistFastT
     int grid = 0, cluster = 1;
-    int cluster_arg = 0;  // the cluster kernel's last argument: bins_per_block (clusterHist) or log2(cluster)
+    int cluster_arg = 0;  // the cluster kernel's last argument: bins_per_block (clusterHist), log2(cluster)
+                          // (clusterHistFastT) or the groups of bins (clusterHistExchange)
+    int groups = 1;       // clusterHistExchange: clusters k count the bins of group k % groups
+    std::string note;     // appended to the launch column (clusterHistExchange: " 16-bit" counters)
     int threads = kThreads;
     size_t smem = 0;
     std::string describe() const {
         return "grid " + std::to_string(grid) + (cluster > 1 ? " cl " + std::to_string(cluster) : "") + " x " +
-               std::to_string(threads) + " smem " + std::to_string((smem + 1023) / 1024) + "K";
+               std::to_string(threads) + " smem " + std::to_string((smem + 1023) / 1024) + "K" +
+               (groups > 1 ? " " + std::to_string(groups) + " groups" : "") + note;
     }
 };
 
@@ -164,6 +170,72 @@ inline ClusterKernel fast_kernel(Algo a, int c) {
     }
 }
 
+// The clusterHistExchange instance for a cluster of c = 2, 4, 8 or 16 blocks.
+inline ClusterKernel exchange_kernel(int c, bool narrow) {
+    switch (c) {
+        case 2: return narrow ? clusterHistExchange<1, true> : clusterHistExchange<1, false>;
+        case 4: return narrow ? clusterHistExchange<2, true> : clusterHistExchange<2, false>;
+        case 8: return narrow ? clusterHistExchange<3, true> : clusterHistExchange<3, false>;
+        default: return narrow ? clusterHistExchange<4, true> : clusterHistExchange<4, false>;
+    }
+}
+
+// clusterHistExchange's plan: the smallest cluster (2..16, or `c` when > 0)
+// whose slices fit one block beside the staging buffers with 32-bit
+// counters, else with 16-bit ones (the largest bin counts); beyond that, the
+// fewest groups of bins that fit (each group reads every sample once).
+inline Plan exchange_plan(int num_bins, const Caps& caps, int c) {
+    Plan p;
+    if (c == 1) {
+        p.why_not = "n/a: the exchange needs a cluster of 2 or more blocks";
+        return p;
+    }
+    auto fits = [&](int cl, int g, bool narrow) {  // slots, the padding slot `slice` included, are 16-bit
+        const int slice = common::ceil_div(num_bins, cl * g);
+        return slice <= 65535 && exchange_smem(slice, narrow) <= caps.smem_optin;
+    };
+    auto runs = [&](int cl, bool narrow) {
+        return active_clusters(exchange_kernel(cl, narrow), cl,
+                               exchange_smem(common::ceil_div(num_bins, cl), narrow), kExThreads) >= 1;
+    };
+    bool narrow = false;
+    if (c == 0) {
+        for (bool nar : {false, true})
+            for (int cl = 2; cl <= 16 && c == 0; cl *= 2)
+                if (fits(cl, 1, nar) && runs(cl, nar)) c = cl, narrow = nar;
+        if (c == 0) c = active_clusters(exchange_kernel(16, true), 16, exchange_smem(1), kExThreads) >= 1 ? 16 : 8;
+    }
+    if (!fits(c, 1, false) && fits(c, 1, true)) narrow = true;  // 16-bit counters only to save a group
+    int g = 1;
+    while (!fits(c, g, narrow) && g < 1024) ++g;
+    const int slice = common::ceil_div(num_bins, c * g);
+    if (!fits(c, g, narrow)) {
+        p.why_not = "n/a: too many bins for the exchange's cluster of " + std::to_string(c);
+        return p;
+    }
+    p.cluster_kernel = exchange_kernel(c, narrow);
+    p.cluster = c;
+    p.groups = g;
+    p.cluster_arg = g;
+    p.threads = kExThreads;
+    p.smem = exchange_smem(slice, narrow);
+    p.note = narrow ? " 16-bit" : "";
+    const int clusters = active_clusters(p.cluster_kernel, c, p.smem, kExThreads);
+    if (clusters < 1) {
+        p.why_not = "WAIVED: no cluster of " + std::to_string(c) + " blocks with " + std::to_string(p.smem / 1024) +
+                    " KB each fits this device";
+        return p;
+    }
+    if (clusters < g) {
+        p.why_not = "n/a: " + std::to_string(g) + " groups of bins need as many clusters; " + std::to_string(clusters) +
+                    " fit";
+        return p;
+    }
+    p.grid = clusters * c;
+    p.ok = true;
+    return p;
+}
+
 // The cluster size the fast kernels pick when none is given: the smallest
 // power of two whose slices fit one block's shared memory (fewer remote adds,
 // or fewer re-reads for the sliced kernel). 0: no cluster holds the bins.
@@ -172,6 +244,10 @@ inline int pick_cluster(int num_bins, const Caps& caps) {
         if (common::ceil_div(num_bins, c) <= caps.bins_per_block()) return c;
     return 0;
 }
+
+// clusterHistBest: clusterHistSliced while the bins fit a cluster of fewer
+// than this many blocks, clusterHistExchange from there on (measured: README).
+constexpr int kBestExchangeFrom = 4;
 
 // The plan for variant v at `num_bins` (cluster: v.cluster, or cluster_override when > 0).
 // Refuses a bin count outside [1, kMaxBins] before any CUDA call.
@@ -197,6 +273,8 @@ inline Plan make_plan(const Variant& v, int num_bins, const Caps& caps, int clus
             p.plain_kernel = histSmemStatic;
             p.grid = wave_blocks(histSmemStatic, 0, caps);
             break;
+        case Algo::Exchange:
+            return exchange_plan(num_bins, caps, cluster_override > 0 ? cluster_override : v.cluster);
         case Algo::Smem:
             if (num_bins > cap) {
                 p.why_not = "n/a: one block holds at most " + std::to_string(cap) + " bins";
@@ -207,6 +285,11 @@ inline Plan make_plan(const Variant& v, int num_bins, const Caps& caps, int clus
             allow_dynamic_smem(histSmem, p.smem);
             p.grid = wave_blocks(histSmem, p.smem, caps);
             break;
+        case Algo::Best:  // the sweeps' choice (README, "The cluster-size sweep")
+            if (const int c = cluster_override > 0 ? cluster_override : pick_cluster(num_bins, caps);
+                c == 0 || c >= kBestExchangeFrom)
+                return exchange_plan(num_bins, caps, cluster_override);
+            [[fallthrough]];  // clusterHistSliced (fast_kernel)
         default: {
             const bool seed = v.algo == Algo::Cluster || v.algo == Algo::ClusterNoFinalSync;
             int c = cluster_override > 0 ? cluster_override : v.cluster;

@@ -23,7 +23,7 @@ def cluster_plot(path, plt):
     # Two things vary: the kernel (line style and marker) and the cluster size (colour, light to
     # dark as the cluster grows: an ordered quantity gets an ordered palette).
     styles = {"clusterHist": ("-", "o"), "clusterHistVec4": ((0, (1, 1)), "s"), "clusterHistVec4Agg": ("-.", "^"),
-              "clusterHistSliced": (":", "D")}
+              "clusterHistSliced": (":", "D"), "clusterHistExchange": ("--", "*")}
     cmap = plt.get_cmap("viridis_r")
     colors = {c: cmap(0.15 + 0.8 * i / 4) for i, c in enumerate((1, 2, 4, 8, 16))}
     values = [c[1] for c in cub]

@@ -210,6 +210,7 @@ TEST(HistogramVec4, UnalignedInputs) {
             for (const Variant& v : kernels())
                 if (v.cluster == 0)
                     for (int c : {1, 4}) {
+                        if (v.algo == Algo::Exchange && c == 1) continue;  // needs 2 or more blocks
                         const Plan p = make_plan(v, 4099, caps, c);
                         ASSERT_TRUE(p.ok) << p.why_not;
                         EXPECT_TRUE(run(p, in, ref, 4099, offset).pass()) << v.name << " c=" << c << " offset " << offset
