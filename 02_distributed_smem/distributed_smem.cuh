@@ -112,14 +112,12 @@ struct Plan {
     int grid = 0, cluster = 1;
     int cluster_arg = 0;  // the cluster kernel's last argument: bins_per_block (clusterHist), log2(cluster)
                           // (clusterHistFastT) or the groups of bins (clusterHistExchange)
-    int groups = 1;       // clusterHistExchange: clusters k count the bins of group k % groups
-    std::string note;     // appended to the launch column (clusterHistExchange: " 16-bit" counters)
+    std::string note;     // appended to the launch column (clusterHistExchange: " 2 groups", " 16-bit")
     int threads = kThreads;
     size_t smem = 0;
     std::string describe() const {
         return "grid " + std::to_string(grid) + (cluster > 1 ? " cl " + std::to_string(cluster) : "") + " x " +
-               std::to_string(threads) + " smem " + std::to_string((smem + 1023) / 1024) + "K" +
-               (groups > 1 ? " " + std::to_string(groups) + " groups" : "") + note;
+               std::to_string(threads) + " smem " + std::to_string((smem + 1023) / 1024) + "K" + note;
     }
 };
 
@@ -157,7 +155,8 @@ int active_clusters(void (*kernel)(Params...), int c, size_t smem, int threads =
 }
 
 // The clusterHistFastT instance for a variant at cluster size c. clusterHistBest
-// is the sliced kernel at every cluster size (README, "The cluster-size sweep").
+// is the sliced kernel where it runs one (below kBestExchangeFrom; README,
+// "The cluster-size sweep").
 inline ClusterKernel fast_kernel(Algo a, int c) {
     if (a == Algo::Best) a = Algo::Sliced;
     if (c == 1) return a == Algo::Vec4Agg || a == Algo::SlicedAgg ? clusterHistFastT<kLocal, true>
@@ -215,11 +214,10 @@ inline Plan exchange_plan(int num_bins, const Caps& caps, int c) {
     }
     p.cluster_kernel = exchange_kernel(c, narrow);
     p.cluster = c;
-    p.groups = g;
     p.cluster_arg = g;
     p.threads = kExThreads;
     p.smem = exchange_smem(slice, narrow);
-    p.note = narrow ? " 16-bit" : "";
+    p.note = (g > 1 ? " " + std::to_string(g) + " groups" : "") + (narrow ? " 16-bit" : "");
     const int clusters = active_clusters(p.cluster_kernel, c, p.smem, kExThreads);
     if (clusters < 1) {
         p.why_not = "WAIVED: no cluster of " + std::to_string(c) + " blocks with " + std::to_string(p.smem / 1024) +

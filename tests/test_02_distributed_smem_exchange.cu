@@ -69,7 +69,7 @@ TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
                         continue;
                     }
                     const common::Comparison r = run_exchange(p, in, ref, bins);
-                    EXPECT_TRUE(r.pass()) << "c=" << p.cluster << " groups " << p.groups << " n=" << n << " bins=" << bins
+                    EXPECT_TRUE(r.pass()) << "c=" << p.cluster << " groups " << p.cluster_arg << " n=" << n << " bins=" << bins
                                           << (skewed ? " skewed" : " uniform") << ": " << r.mismatches
                                           << " bins wrong, first " << r.first_bad;
                 }
@@ -83,10 +83,10 @@ TEST(Exchange, PlansForTheLargeBinCounts) {
     const Caps caps = device_caps(0);
     const Plan p = make_plan(exchange(), largest_cluster_bins(caps), caps);
     ASSERT_TRUE(p.ok) << p.why_not;
-    EXPECT_EQ(p.groups, 1) << p.describe();
+    EXPECT_EQ(p.cluster_arg, 1) << p.describe();  // the exchange's last argument: its groups
     const Plan q = make_plan(exchange(), 1 << 17, caps);
     ASSERT_TRUE(q.ok) << q.why_not;
-    EXPECT_EQ(q.groups, 1) << q.describe();
+    EXPECT_EQ(q.cluster_arg, 1) << q.describe();
     EXPECT_EQ(q.note, "") << q.describe();
 }
 
@@ -120,7 +120,7 @@ TEST(Exchange, MoreGroupsThanThePlanPicks) {
             Plan p = make_plan(exchange(), bins, caps, 2);
             ASSERT_TRUE(p.ok) << p.why_not;
             ASSERT_GE(p.grid / p.cluster, groups);
-            p.groups = p.cluster_arg = groups;  // smaller slices: the shared memory planned is enough
+            p.cluster_arg = groups;  // smaller slices: the shared memory planned is enough
             std::vector<int> in;
             std::vector<unsigned> ref;
             make_samples(in, 1000003, bins, true, 0.01, 31 + groups);
