@@ -68,6 +68,7 @@
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/launch.cuh"
+#include "common/mbarrier.cuh"
 #include "04_reduction/steps/13_reduceVec4.cuh"
 
 namespace reduction {
@@ -81,39 +82,14 @@ constexpr int kBulkVecsPerThread = kBulkStageBytes / 16 / kBulkConsumers;
 constexpr size_t kBulkSmem = size_t(kBulkStages) * kBulkStageBytes + 2 * kBulkStages * sizeof(uint64_t);
 static_assert(kBulkStageBytes % (16 * kBulkConsumers) == 0, "every consumer reads whole 16-byte vectors");
 
-// ---- The PTX (sm_90): mbarriers and the bulk copy -----------------------------
+// ---- The PTX (sm_90): mbarriers (common/mbarrier.cuh) and the bulk copy -------
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// A barrier that completes a phase after `count` arrivals (and its tx-count at 0).
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count) : "memory");
-}
-// The inits visible to the async proxy (the copies); a __syncthreads() must follow.
-__device__ __forceinline__ void fence_mbarrier_init() {
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-// Arrive once and expect `bytes` more of transactions in this phase.
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes) : "memory");
-}
-// Arrive once (release: this thread's earlier reads are ordered before it).
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
-}
-// Spin until the phase of parity `parity` has completed (acquire: the copied
-// bytes are visible after it). try_wait suspends the thread for a while in
-// hardware before it answers false, so the loop does not hammer the barrier.
-__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
-    unsigned done = 0;
-    while (!done)
-        asm volatile(
-            "{\n\t.reg .pred p;\n\t"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-            "selp.u32 %0, 1, 0, p;\n\t}"
-            : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
-}
+using common::smem_address;
+using common::mbarrier_init;
+using common::fence_mbarrier_init;
+using common::mbarrier_arrive_expect_tx;
+using common::mbarrier_arrive;
+using common::mbarrier_wait;
 // `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte
 // aligned) by the copy engine; the bytes count down `bar`'s tx-count as they land.
 __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, uint64_t* bar) {

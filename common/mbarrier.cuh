@@ -1,0 +1,48 @@
+// mbarrier.cuh - the PTX of Hopper's (sm_90) shared-memory barriers with a
+// transaction count, which the copy engines (cp.async.bulk, TMA) complete.
+//
+// A barrier in shared memory completes a phase when `count` threads have
+// arrived AND the bytes it was told to expect (arrive.expect_tx) have landed.
+// Waiters name the phase by its parity (0, 1, 0, ...): wait(bar, p) returns
+// once the phase of parity p has completed. 04_reduction (bulk copies) and
+// 01_matmul (TMA tiles) use them; device code only, sm_90 and newer.
+#pragma once
+#include <cstdint>
+
+namespace common {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// A barrier that completes a phase after `count` arrivals (and its tx-count at 0).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+// The inits visible to the async proxy (the copies); a __syncthreads() must follow.
+__device__ __forceinline__ void fence_mbarrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// Arrive once and expect `bytes` more of transactions in this phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes) : "memory");
+}
+// Arrive once (release: this thread's earlier reads are ordered before it).
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
+}
+// Spin until the phase of parity `parity` has completed (acquire: the copied
+// bytes are visible after it). try_wait suspends the thread for a while in
+// hardware before it answers false, so the loop does not hammer the barrier.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;\n\t}"
+            : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
+}
+#endif
+
+}  // namespace common
