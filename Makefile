@@ -52,6 +52,16 @@ ifeq ($(origin ARCH),undefined)
 endif
 
 NVFLAGS  := -std=c++17 -O3 -lineinfo -arch=$(ARCH) -I. -Xcompiler -Wall,-Wextra $(EXTRA_NVFLAGS)
+# 01_matmul's Hopper steps use wgmma and setmaxnreg, which only the arch-specific
+# target sm_90a has (its code runs on compute capability 9.0 only). Where ARCH is
+# sm_90 (or native on a 9.0 GPU), matmul and its tests are built for sm_90a instead.
+comma := ,
+NATIVE_CC := $(if $(filter native,$(ARCH)),$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d .))
+ifneq ($(filter sm_90 sm_90a,$(ARCH))$(filter 90,$(NATIVE_CC)),)
+  ARCHFLAGS_matmul := -gencode=arch=compute_90a$(comma)code=sm_90a
+endif
+# A chapter's flags: NVFLAGS, with its own target where it has one.
+nvflags = $(if $(ARCHFLAGS_$(1)),$(filter-out -arch=%,$(NVFLAGS)) $(ARCHFLAGS_$(1)),$(NVFLAGS))
 CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -I.
 GTEST    := -lgtest -lgtest_main -lpthread
 
@@ -76,13 +86,13 @@ all: $(CHAPTERS)
 define chapter_rules
 $(1): $(call prog,$(1))
 $(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) | check-nvcc
-	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
+	$$(NVCC) $$(call nvflags,$(call prog,$(1))) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
 endef
 # $(1) the chapter, $(2) one of its test sources
 define test_rule
 $(patsubst tests/%.cu,build/tests/%,$(2)): $(2) tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) | check-nvcc check-gtest
 	@mkdir -p build/tests
-	$$(NVCC) $$(NVFLAGS) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
+	$$(NVCC) $$(call nvflags,$(call prog,$(1))) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$(c))))
 $(foreach c,$(CHAPTERS),$(foreach t,$(call test_srcs,$(c)),$(eval $(call test_rule,$(c),$(t)))))

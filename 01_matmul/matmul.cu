@@ -1,6 +1,7 @@
 // matmul.cu - runs every kernel of the chapter on C = A B (fp32, row-major),
 // checks each against a double-precision CPU reference and times it against
-// cuBLAS SGEMM (fp32, no TF32) in the same run.
+// its peer in the same run: cuBLAS SGEMM in fp32 (no TF32) for the fp32
+// kernels, cuBLAS in TF32 for the tensor-core ones (the `peer` column).
 //
 //   ./matmul                               4096 x 4096 x 4096
 //   ./matmul --m 1000 --n 333 --k 77       any shape
@@ -67,18 +68,26 @@ constexpr size_t kRandomSamples = 1024;
 constexpr double kDeviceSlackBytes = double(256 << 20);
 
 // C = A B through cuBLAS: row-major C is column-major C^T = B^T A^T, so the
-// operands are swapped and no transpose is needed.
+// operands are swapped and no transpose is needed. The fp32 peer runs with
+// the handle's math mode CUBLAS_DEFAULT_MATH (no TF32).
 void cublas_sgemm(cublasHandle_t h, const float* A, const float* B, float* C, const Shape& s) {
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, B, s.n, A, s.k, &zero, C, s.n));
 }
 
-// The peer must be plain fp32. The math mode is set to CUBLAS_DEFAULT_MATH
-// (not CUBLAS_TF32_TENSOR_OP_MATH) and NVIDIA_TF32_OVERRIDE=0 is set before
-// the handle exists; then it is checked: A has values with low mantissa bits
-// (1 + j 2^-20, not representable in TF32's 10-bit mantissa) and B = I, so
-// fp32 gives C == A exactly and TF32 would round them.
-bool peer_is_fp32(cublasHandle_t h) {
+// The TF32 peer: the same product with compute type CUBLAS_COMPUTE_32F_FAST_TF32
+// (fp32 in and out, TF32 tensor cores inside).
+void cublas_tf32(cublasHandle_t h, const float* A, const float* B, float* C, const Shape& s) {
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, B, CUDA_R_32F, s.n, A, CUDA_R_32F,
+                              s.k, &zero, C, CUDA_R_32F, s.n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+}
+
+// What a product does to inputs with low mantissa bits: A holds 1 + j 2^-20
+// (not representable in TF32's 10-bit mantissa) and B = I, so fp32 returns
+// A exactly and TF32 rounds it. The fp32 peer must return A; the TF32 peer
+// must not (else it is not using TF32 and is no peer for the tensor-core rows).
+bool returns_a_exactly(const std::function<void(const float*, const float*, float*, const Shape&)>& gemm) {
     const Shape s{128, 128, 128};
     std::vector<float> a(128 * 128), b(128 * 128, 0.0f), c;
     for (int i = 0; i < 128 * 128; ++i) a[i] = 1.0f + std::ldexp(float(i % 1000 + 1), -20);
@@ -87,7 +96,7 @@ bool peer_is_fp32(cublasHandle_t h) {
     dA.upload(a);
     dB.upload(b);
     dC.poison();
-    cublas_sgemm(h, dA.get(), dB.get(), dC.get(), s);
+    gemm(dA.get(), dB.get(), dC.get(), s);
     CHECK(cudaDeviceSynchronize());
     dC.download(c);
     return c == a;
@@ -99,17 +108,19 @@ struct Verifier {
     const std::vector<float>& A;
     const std::vector<float>& B;
     bool full;                                 // full CPU reference (small shapes)
-    std::vector<double> ref, scale;            // full: all M N; else the samples
+    std::vector<double> ref, scale, sq;        // exact, S and Q (matmul.cuh); full: all M N; else the samples
     std::vector<std::pair<int, int>> samples;  // sampled (i, j) when !full
-    std::vector<double> row_norm, col_norm;    // ||A[i,:]||, ||B[:,j]||: bound S_ij by Cauchy-Schwarz
-    std::vector<float> peer;                   // cuBLAS's C (when !full)
+    std::vector<double> row_norm, col_norm;    // ||A[i,:]||_2, ||B[:,j]||_2: S_ij <= their product (Cauchy-Schwarz)
+    std::vector<double> row_norm4, col_norm4;  // ||A[i,:]||_4, ||B[:,j]||_4: Q_ij <= their product
+    std::vector<float> peer;                   // cuBLAS fp32's C (when !full)
 
     Verifier(const Shape& s_, const std::vector<float>& A_, const std::vector<float>& B_, uint64_t seed)
         : s(s_), A(A_), B(B_), full(double(s_.m) * s_.n * s_.k <= kFullReferenceMaxMacs) {
         if (full) {
             ref.resize(size_t(s.m) * s.n);
             scale.resize(ref.size());
-            matmul::matmul_cpu(A.data(), B.data(), ref.data(), scale.data(), s.m, s.n, s.k);
+            sq.resize(ref.size());
+            matmul::matmul_cpu(A.data(), B.data(), ref.data(), scale.data(), s.m, s.n, s.k, sq.data());
             return;
         }
         common::SplitMix64 g(seed ^ 0x5eed);
@@ -117,23 +128,45 @@ struct Verifier {
         while (samples.size() < 4 + kRandomSamples) samples.push_back({int(g.next() % s.m), int(g.next() % s.n)});
         ref.resize(samples.size());
         scale.resize(samples.size());
+        sq.resize(samples.size());
         for (size_t t = 0; t < samples.size(); ++t)
             matmul::matmul_cpu_element(A.data(), B.data(), s.n, s.k, samples[t].first, samples[t].second, &ref[t],
-                                       &scale[t]);
+                                       &scale[t], &sq[t]);
         row_norm.assign(s.m, 0.0);
         col_norm.assign(s.n, 0.0);
+        row_norm4.assign(s.m, 0.0);
+        col_norm4.assign(s.n, 0.0);
         for (int i = 0; i < s.m; ++i)
-            for (int k = 0; k < s.k; ++k) row_norm[i] += double(A[size_t(i) * s.k + k]) * A[size_t(i) * s.k + k];
+            for (int k = 0; k < s.k; ++k) {
+                const double a2 = double(A[size_t(i) * s.k + k]) * A[size_t(i) * s.k + k];
+                row_norm[i] += a2;
+                row_norm4[i] += a2 * a2;
+            }
         for (int k = 0; k < s.k; ++k)
-            for (int j = 0; j < s.n; ++j) col_norm[j] += double(B[size_t(k) * s.n + j]) * B[size_t(k) * s.n + j];
+            for (int j = 0; j < s.n; ++j) {
+                const double b2 = double(B[size_t(k) * s.n + j]) * B[size_t(k) * s.n + j];
+                col_norm[j] += b2;
+                col_norm4[j] += b2 * b2;
+            }
         for (double& v : row_norm) v = std::sqrt(v);
         for (double& v : col_norm) v = std::sqrt(v);
+        for (double& v : row_norm4) v = std::sqrt(std::sqrt(v));
+        for (double& v : col_norm4) v = std::sqrt(std::sqrt(v));
     }
 
-    // mismatches == 0 is a PASS; max_abs_err is against the CPU (all or sampled elements).
-    common::Comparison check(const std::vector<float>& got, bool against_peer, std::string* why) const {
+    // The tolerance of one element with exact value `exact`, S and Q (matmul.cuh).
+    double tolerance(matmul::Math math, double exact, double S, double Q) const {
+        return matmul::tolerance_of(math, s.k, exact, S, Q);
+    }
+
+    // mismatches == 0 is a PASS; max_abs_err is against the CPU (all or
+    // sampled elements), and so are the errors relative to S in *rel (its
+    // max and median).
+    common::Comparison check(const std::vector<float>& got, bool against_peer, matmul::Math math, std::string* why,
+                             std::pair<double, double>* rel) const {
         common::Comparison c;
         const double f = matmul::tolerance_factor(s.k);
+        std::vector<double> rels;
         auto note = [&](size_t i, double want, double tol, const char* vs) {
             if (c.mismatches++ == 0) {
                 c.first_bad = i;
@@ -143,25 +176,39 @@ struct Verifier {
                 *why = buf;
             }
         };
-        auto one = [&](size_t i, double want, double tol, const char* vs, bool count_err) {
+        auto one = [&](size_t i, double want, double tol, const char* vs, bool vs_cpu, double S) {
             const double g = got[i], err = std::fabs(g - want);
-            if (count_err && !std::isnan(err)) c.max_abs_err = std::max(c.max_abs_err, err);
+            if (vs_cpu && !std::isnan(err)) {
+                c.max_abs_err = std::max(c.max_abs_err, err);
+                if (S > 0) rels.push_back(err / S);
+            }
             if (std::isnan(g) || !(err <= tol)) note(i, want, tol, vs);
             ++c.n;
         };
-        if (full) {
-            for (size_t i = 0; i < ref.size(); ++i) one(i, ref[i], f * scale[i], "CPU", true);
+        auto finish = [&] {
+            rel->first = rel->second = 0;
+            if (rels.empty()) return c;
+            std::sort(rels.begin(), rels.end());
+            *rel = {rels.back(), rels[rels.size() / 2]};
             return c;
+        };
+        // An element whose S is 0 (a zero row or column) must be exactly 0: tolerance 0, no relative error.
+        if (full) {
+            for (size_t i = 0; i < ref.size(); ++i)
+                one(i, ref[i], tolerance(math, ref[i], scale[i], sq[i]), "CPU", true, scale[i]);
+            return finish();
         }
         for (size_t t = 0; t < samples.size(); ++t)
-            one(size_t(samples[t].first) * s.n + samples[t].second, ref[t], f * scale[t], "CPU", true);
-        if (against_peer)  // both sides carry rounding error: twice the tolerance, S_ij <= |a_i| |b_j|
+            one(size_t(samples[t].first) * s.n + samples[t].second, ref[t], tolerance(math, ref[t], scale[t], sq[t]),
+                "CPU", true, scale[t]);
+        if (against_peer)  // against cuBLAS fp32: its own error (f S) added; S_ij and Q_ij bounded by the norms
             for (int i = 0; i < s.m; ++i)
                 for (int j = 0; j < s.n; ++j) {
                     const size_t idx = size_t(i) * s.n + j;
-                    one(idx, peer[idx], 2 * f * row_norm[i] * col_norm[j], "cuBLAS", false);
+                    const double S = row_norm[i] * col_norm[j], Q = row_norm4[i] * col_norm4[j];
+                    one(idx, peer[idx], tolerance(math, peer[idx], S, Q) + f * S, "cuBLAS", false, 0);
                 }
-        return c;
+        return finish();
     }
 };
 
@@ -184,7 +231,8 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
 
     report.section("C = A B, " + problem + " (M x N x K) fp32, " + common::fmt("%.3g", flops / 1e9) +
                    " GFLOP, " + (ver.full ? "every element vs the CPU" : "every element vs cuBLAS + 1028 vs the CPU") +
-                   ", tolerance 4 sqrt(K) 2^-24 sum|a b|, median of " + std::to_string(opt.common.reps));
+                   ", median of " + std::to_string(opt.common.reps) + "; % of the row's peer; rel: |error| / " +
+                   "sum_k |a b| vs the CPU, max and median");
 
     const int warmup = int(opt.common.warmup), reps = int(opt.common.reps);
     bool ok = true;
@@ -192,14 +240,17 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
     // the one rule for slow kernels (common::plan_reps) decides the
     // repetitions, and the launch column says where it cut them.
     auto run_one = [&](const std::string& name, const std::function<std::string()>& launch, bool is_peer,
-                       double peer_ms, bool pitfall) {
+                       double peer_ms, bool pitfall, matmul::Math math) {
         dC.poison();
         std::string what;
         float first_ms = common::time_once_ms([&] { what = launch(); });
         dC.download(got);
         std::string why;
-        const common::Comparison c = ver.check(got, !is_peer, &why);
-        if (is_peer && !ver.full) ver.peer = got;
+        std::pair<double, double> rel;
+        // The fp32 peer is checked against the CPU only; it is then what the others are compared with.
+        const bool fp32_peer = is_peer && math == matmul::Math::Fp32;
+        const common::Comparison c = ver.check(got, !fp32_peer, math, &why, &rel);
+        if (fp32_peer && !ver.full) ver.peer = got;
         // A first launch slow enough to cut the repetitions may have included
         // set-up (sgemmAutotuned's search): time one more.
         if (common::plan_reps(first_ms, warmup, reps).reduced) first_ms = common::time_once_ms([&] { launch(); });
@@ -209,19 +260,25 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         if (!c.pass()) std::printf("  %s: %zu of %zu checked elements wrong; first %s\n", name.c_str(), c.mismatches,
                                    c.n, why.c_str());
         report.add({problem, flops, name, what, ms, flops / (ms * 1e6), peer_ms > 0 ? 100.0 * peer_ms / ms : 100.0,
-                    c.max_abs_err, c.pass() ? "PASS" : pitfall ? "FAIL (pitfall, expected)" : "FAIL", {}});
+                    c.max_abs_err, c.pass() ? "PASS" : pitfall ? "FAIL (pitfall, expected)" : "FAIL",
+                    {math == matmul::Math::Tf32 ? "tf32" : "fp32", common::fmt("%.2e", rel.first),
+                     common::fmt("%.2e", rel.second)}});
         if (!pitfall) ok &= c.pass();
         return ms;
     };
 
-    // The peer first: every other row is a percentage of it.
+    // The peers first: every other row is a percentage of its own (fp32 or TF32).
     CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
     const double peer_ms = run_one(
         "cublasSgemm", [&] { cublas_sgemm(handle, dA.get(), dB.get(), dC.get(), s); return std::string("fp32, CUBLAS_DEFAULT_MATH"); },
-        true, -1, false);
+        true, -1, false, matmul::Math::Fp32);
+    const double tf32_peer_ms = run_one(
+        "cublasGemmEx TF32", [&] { cublas_tf32(handle, dA.get(), dB.get(), dC.get(), s); return std::string("CUBLAS_COMPUTE_32F_FAST_TF32"); },
+        true, -1, false, matmul::Math::Tf32);
+    auto peer_of = [&](matmul::Math m) { return m == matmul::Math::Tf32 ? tf32_peer_ms : peer_ms; };
 
-    double best_ms = 0;
-    std::string best;
+    struct Best { std::string name; double ms = 0; };
+    Best best[3];  // by Math: fp32, TF32, 3xTF32
     const bool sweep_skip_seeds = opt.common.sweep && flops > kSeedSweepMaxFlops;
     for (const matmul::Kernel& k : matmul::kernels()) {
         if (!opt.common.kernel.empty() && opt.common.kernel != k.name) continue;
@@ -230,18 +287,28 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
             std::printf("%-28s skipped in --sweep above 4096^3 flops (seconds per launch)\n", k.name);
             continue;
         }
-        const double ms =
-            run_one(name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, peer_ms, false);
-        if (best.empty() || ms < best_ms) { best_ms = ms; best = name; }
+        const std::string why = matmul::waiver(k);
+        if (!why.empty()) {
+            std::printf("%-28s not run: %s\n", k.name, why.c_str());
+            continue;
+        }
+        const double ms = run_one(name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false,
+                                  peer_of(k.math), false, k.math);
+        Best& b = best[int(k.math)];
+        if (b.name.empty() || ms < b.ms) b = {name, ms};
     }
     if (opt.pitfalls)
         for (const matmul::Kernel& k : matmul::pitfalls())
             if (opt.common.kernel.empty() || opt.common.kernel == k.name)
                 run_one(k.name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, peer_ms,
-                        true);
-    if (!best.empty())
-        std::printf("best %s / cublasSgemm at %s: %.3f (%.1f vs %.1f TFLOP/s)\n", best.c_str(), problem.c_str(),
-                    peer_ms / best_ms, flops / best_ms / 1e9, flops / peer_ms / 1e9);
+                        true, k.math);
+    const char* peer_name[3] = {"cublasSgemm (fp32)", "cublasGemmEx TF32", "cublasSgemm (fp32)"};
+    for (int m = 0; m < 3; ++m)
+        if (!best[m].name.empty()) {
+            const double pm = m == int(matmul::Math::Tf32) ? tf32_peer_ms : peer_ms;
+            std::printf("best %s / %s at %s: %.3f (%.1f vs %.1f TFLOP/s)\n", best[m].name.c_str(), peer_name[m],
+                        problem.c_str(), pm / best[m].ms, flops / best[m].ms / 1e9, flops / pm / 1e9);
+        }
 
     if (opt.tune) {
         // Every sgemmCpAsync configuration x split-K factor and sgemmStreamK per
@@ -262,7 +329,8 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
             CHECK(cudaDeviceSynchronize());
             dC.download(got);
             std::string why;
-            const bool pass = ver.check(got, true, &why).pass();
+            std::pair<double, double> rel;
+            const bool pass = ver.check(got, true, matmul::Math::Fp32, &why, &rel).pass();
             if (!pass) std::printf("\n  %s: %s\n", what.c_str(), why.c_str());
             ok &= pass;
             const double ms = common::time_median_ms(launch, warmup, reps);
@@ -300,11 +368,14 @@ int main(int argc, char** argv) {
     int64_t m = 4096, n = 4096, k = 4096;
     Options opt;
     const std::string summary =
-        "Matrix multiply C (M x N) = A (M x K) B (K x N), fp32, row-major, timed against cublasSgemm\n"
-        "(fp32, CUBLAS_DEFAULT_MATH: no TF32, checked at start). Each kernel's first launch is checked\n"
-        "(output poisoned with NaN) against a double-precision CPU reference: every element up to ~645^3\n"
-        "multiply-adds, else 1028 sampled elements plus every element against cuBLAS; tolerance\n"
-        "4 sqrt(K) 2^-24 sum_k |a_ik b_kj|. GFLOP/s = 2 M N K / median time. Kernels, in teaching order:" +
+        "Matrix multiply C (M x N) = A (M x K) B (K x N), fp32 in and out, row-major. The fp32 kernels are\n"
+        "timed against cublasSgemm (CUBLAS_DEFAULT_MATH: no TF32, checked at start), the TF32 tensor-core\n"
+        "kernels against cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32. Each kernel's first launch is\n"
+        "checked (output poisoned with NaN) against a double-precision CPU reference: every element up to\n"
+        "~645^3 multiply-adds, else 1028 sampled elements plus every element against cuBLAS fp32. Tolerance\n"
+        "(S = sum_k |a_ik b_kj|, Q = sqrt(sum_k (a_ik b_kj)^2)): fp32 4 sqrt(K) 2^-24 S; TF32\n"
+        "2^-10 (|c| + 8 Q) + 4 sqrt(K) 2^-24 S (01_matmul/matmul.cuh). GFLOP/s = 2 M N K / median time.\n"
+        "Kernels, in teaching order:" +
         common::kernel_list_text(matmul::kernels(), matmul::pitfalls());
     common::Cli cli("matmul", summary);
     cli.option("m", &m, "rows of A and C", 1, matmul::kMaxDim)
@@ -325,29 +396,39 @@ int main(int argc, char** argv) {
     for (const Shape& s : shapes) {
         const double mn = double(s.m) * s.n;
         const double partials = std::min(4.0 * matmul::kSplitFactors.back() * mn, double(matmul::kSplitKScratchMaxBytes));
-        need = std::max(need, 4.0 * (double(s.m) * s.k + double(s.k) * s.n + mn) + partials + kDeviceSlackBytes);
+        // + the split A of sgemm3xTf32 (two M x K matrices)
+        need = std::max(need, 4.0 * (3.0 * double(s.m) * s.k + double(s.k) * s.n + mn) + partials + kDeviceSlackBytes);
     }
     common::require_device_memory("matmul", need);  // A, B, C, split-K partials, cuBLAS workspace
 
-    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // a second belt: no TF32 anywhere in this process
     cublasHandle_t handle;
     CUBLAS_CHECK(cublasCreate(&handle));
     CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-    const bool fp32 = peer_is_fp32(handle);
-    std::printf("peer: cublasSgemm, math mode CUBLAS_DEFAULT_MATH, NVIDIA_TF32_OVERRIDE=0; fp32 probe "
-                "(A with 2^-20 bits times I returned exactly): %s\n",
-                fp32 ? "yes, no TF32" : "NO: TF32 or another reduced precision is in use");
+    const bool fp32 = returns_a_exactly([&](const float* A, const float* B, float* C, const Shape& s) {
+        cublas_sgemm(handle, A, B, C, s);
+    });
+    const bool tf32 = !returns_a_exactly([&](const float* A, const float* B, float* C, const Shape& s) {
+        cublas_tf32(handle, A, B, C, s);
+    });
+    std::printf("peers: cublasSgemm (math mode CUBLAS_DEFAULT_MATH) for the fp32 rows, cublasGemmEx "
+                "(CUBLAS_COMPUTE_32F_FAST_TF32) for the tf32 rows; probe A (1 + j 2^-20) times I: fp32 peer %s, "
+                "TF32 peer %s\n",
+                fp32 ? "exact (no TF32)" : "NOT exact: TF32 or another reduced precision is in use",
+                tf32 ? "rounded (TF32 in use)" : "EXACT: not TF32 (set NVIDIA_TF32_OVERRIDE?)");
 
-    common::Report report("GFLOP/s", "cublas");
-    bool ok = fp32;
+    common::Report report("GFLOP/s", "cublas", {"peer", "rel_max", "rel_med"});
+    bool ok = fp32 && tf32;
     for (const Shape& s : shapes) ok &= run_shape(s, opt, handle, report);
     CUBLAS_CHECK(cublasDestroy(handle));
     if (!opt.common.csv.empty()) {
         common::Metadata meta = common::run_metadata(dev, cli.command_line());
         meta.push_back({"default_problem", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)});
         meta.push_back({"flop_model", "2 * M * N * K (one multiply and one add per term)"});
-        meta.push_back({"peer", "cublasSgemm fp32 CUBLAS_DEFAULT_MATH (no TF32), same run "
-                                "(pct_of_cublas = cuBLAS time / kernel time)"});
+        meta.push_back({"peer", "per row (column peer): fp32 = cublasSgemm CUBLAS_DEFAULT_MATH (no TF32), tf32 = "
+                                "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32; same run (pct_of_cublas = peer time / "
+                                "kernel time)"});
+        meta.push_back({"rel_max, rel_med", "|C - exact| / sum_k |a_ik b_kj| over the elements checked against "
+                                            "the double CPU reference: max and median"});
         report.write_csv(opt.common.csv, meta);
     }
     std::printf("\n%s\n", ok ? "PASS" : "FAIL");

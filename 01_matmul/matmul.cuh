@@ -1,7 +1,9 @@
 // matmul.cuh - single-precision matrix multiply, from the seeds' naive kernel to
 // a multi-stage cp.async SGEMM at cuBLAS speed, a persistent stream-K kernel for
 // the shapes whose tiles leave a wave idle, and a launcher that picks the
-// fastest configuration per shape by measuring it.
+// fastest configuration per shape by measuring it; then the tensor cores:
+// TF32 mma.sync (sm_80+), and Hopper's TMA + mbarrier + wgmma pipeline
+// (sm_90a) at cuBLAS TF32 speed, and 3xTF32 for fp32 accuracy from it.
 //
 // C (M x N) = A (M x K) * B (K x N), all row-major float:
 //     C[i * N + j] = sum_k A[i * K + k] * B[k * N + j]
@@ -9,14 +11,19 @@
 // byte, far above what HBM needs (an H200 does ~67 TFLOP/s fp32 FMA on
 // ~4.8 TB/s), so every kernel is limited by how often it goes back to
 // memory (global, then shared, then registers) per FMA. Each step moves the
-// data one level closer to the FMA units and reuses it more.
+// data one level closer to the FMA units and reuses it more. The tensor-core
+// steps (11-14) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
+// a different, less accurate product, with its own tolerance and its own
+// peer (cuBLAS in TF32); step 14 buys fp32 accuracy back with three TF32
+// products per fp32 one.
 //
 // One step per file, in teaching order (steps/SS_kernelName.cuh: the kernel,
 // what to look for, its launcher, and the pitfall that breaks it, if any);
-// steps/pipeline.cuh holds the cp.async pieces steps 8 and 9 share. Every
+// steps/pipeline.cuh holds the cp.async pieces steps 8, 9 and 11 share,
+// steps/hopper.cuh the TMA and wgmma pieces of steps 12-14. Every
 // kernel is correct for any M, N, K >= 1 (1 x 1 x 1, K = 1, primes, tall and
 // skinny, not tile multiples) and any float-aligned A, B, C (the 16-byte paths
-// check alignment and fall back). The seeds' pitfall (an unguarded grid) is
+// check alignment and fall back, or pad a copy). The seeds' pitfall (an unguarded grid) is
 // in pitfalls(), never in the default run. Seeds 000 and 004: the top
 // README's Sources section.
 #pragma once
@@ -35,6 +42,10 @@
 #include "01_matmul/steps/08_sgemmCpAsync.cuh"
 #include "01_matmul/steps/09_sgemmStreamK.cuh"
 #include "01_matmul/steps/10_sgemmAutotuned.cuh"
+#include "01_matmul/steps/11_sgemmTf32Mma.cuh"
+#include "01_matmul/steps/12_sgemmTmaWgmma.cuh"
+#include "01_matmul/steps/13_sgemmTmaWgmmaWide.cuh"
+#include "01_matmul/steps/14_sgemm3xTf32.cuh"
 
 namespace matmul {
 
@@ -44,12 +55,23 @@ namespace matmul {
 
 using LaunchFn = std::string (*)(const float* A, const float* B, float* C, int M, int N, int K);
 
+// What a kernel computes with: fp32 FMA (checked with the fp32 tolerance,
+// timed against cuBLAS fp32), TF32 tensor cores (the TF32 tolerance, against
+// cuBLAS TF32), or three TF32 products per fp32 one (step 14: its own
+// tolerance, against cuBLAS fp32, whose accuracy it aims for).
+enum class Math { Fp32, Tf32, Tf32x3 };
+
 struct Kernel {
     const char* name;
     LaunchFn launch;  // launches on the default stream, returns what ran
     const char* what;
     bool seed;        // one of the seeds' kernels (slow: skipped in --sweep at the largest sizes)
+    Math math = Math::Fp32;
+    std::string (*waived)() = nullptr;  // "" where it can run here, else why not (nullptr: runs anywhere)
 };
+
+// "" where kernel k runs on this GPU with this build, else why not.
+inline std::string waiver(const Kernel& k) { return k.waived ? k.waived() : std::string(); }
 
 // Every kernel of the chapter, in teaching order.
 inline const std::vector<Kernel>& kernels() {
@@ -64,6 +86,14 @@ inline const std::vector<Kernel>& kernels() {
         {"sgemmCpAsync", launch_sgemmCpAsync, "multi-stage cp.async pipeline, grouped blocks, split-K", false},
         {"sgemmStreamK", launch_sgemmStreamK, "persistent blocks, equal shares of k-tiles (stream-K)", false},
         {"sgemmAutotuned", launch_sgemmAutotuned, "the fastest configuration, measured once per shape", false},
+        {"sgemmTf32Mma", launch_sgemmTf32Mma, "TF32 tensor cores: mma.sync m16n8k8 fed by cp.async", false,
+         Math::Tf32, waived_sgemmTf32Mma},
+        {"sgemmTmaWgmma", launch_sgemmTmaWgmma, "sm_90a: TMA + mbarrier ring, wgmma from shared memory", false,
+         Math::Tf32, hopper_waiver},
+        {"sgemmTmaWgmmaWide", launch_sgemmTmaWgmmaWide, "sm_90a: 256-wide tiles (wgmma n256), setmaxnreg, plan", false,
+         Math::Tf32, hopper_waiver},
+        {"sgemm3xTf32", launch_sgemm3xTf32, "sm_90a: x = big + small, 3 TF32 wgmmas: fp32 accuracy", false,
+         Math::Tf32x3, hopper_waiver},
     };
     return k;
 }
@@ -87,14 +117,18 @@ inline std::string name_of(const Shape& s) {
 // CPU reference (double) and the tolerance.
 // ---------------------------------------------------------------------------
 
-// C[i][j] = sum_k A[i][k] B[k][j] in double, and S[i][j] = sum_k |A[i][k] B[k][j]|
-// (the scale of the rounding error), for all i, j. i-k-j order: rows of B and
-// C are walked contiguously.
-inline void matmul_cpu(const float* A, const float* B, double* C, double* S, int M, int N, int K) {
+// C[i][j] = sum_k A[i][k] B[k][j] in double, S[i][j] = sum_k |A[i][k] B[k][j]|
+// (the scale of the rounding error) and, if Q is given, Q[i][j] =
+// sqrt(sum_k (A[i][k] B[k][j])^2) (the TF32 tolerance's), for all i, j.
+// i-k-j order: rows of B and C are walked contiguously.
+inline void matmul_cpu(const float* A, const float* B, double* C, double* S, int M, int N, int K,
+                       double* Q = nullptr) {
     for (int i = 0; i < M; ++i) {
         double* c = C + size_t(i) * N;
         double* s = S + size_t(i) * N;
+        double* q = Q ? Q + size_t(i) * N : nullptr;
         for (int j = 0; j < N; ++j) c[j] = s[j] = 0;
+        if (q) for (int j = 0; j < N; ++j) q[j] = 0;
         for (int k = 0; k < K; ++k) {
             const double a = A[size_t(i) * K + k];
             const float* b = B + size_t(k) * N;
@@ -102,20 +136,25 @@ inline void matmul_cpu(const float* A, const float* B, double* C, double* S, int
                 c[j] += a * b[j];
                 s[j] += std::fabs(a * b[j]);
             }
+            if (q) for (int j = 0; j < N; ++j) q[j] += (a * b[j]) * (a * b[j]);
         }
+        if (q) for (int j = 0; j < N; ++j) q[j] = std::sqrt(q[j]);
     }
 }
 
-// One element of the same.
-inline void matmul_cpu_element(const float* A, const float* B, int N, int K, int i, int j, double* c, double* s) {
-    double acc = 0, abs_acc = 0;
+// One element of the same (S and Q).
+inline void matmul_cpu_element(const float* A, const float* B, int N, int K, int i, int j, double* c, double* s,
+                               double* q = nullptr) {
+    double acc = 0, abs_acc = 0, sq = 0;
     for (int k = 0; k < K; ++k) {
         const double p = double(A[size_t(i) * K + k]) * B[size_t(k) * N + j];
         acc += p;
         abs_acc += std::fabs(p);
+        sq += p * p;
     }
     *c = acc;
     *s = abs_acc;
+    if (q) *q = std::sqrt(sq);
 }
 
 // The tolerance of one element: |c - exact| <= tolerance_factor(K) * S with
@@ -129,6 +168,40 @@ inline void matmul_cpu_element(const float* A, const float* B, int N, int K, int
 // [-1, 1)) falls under 4 sqrt(K) u S. Where the exact result matters the
 // tests use integer inputs, for which every kernel must be exact.
 inline double tolerance_factor(int K) { return 4.0 * std::sqrt(double(K)) * std::ldexp(1.0, -24); }
+
+// The TF32 tolerance of one element: |c - exact| <= tf32_tolerance(K, exact, S, Q).
+// A TF32 kernel rounds each input to 10 mantissa bits: a = a_t (1 + d),
+// |d| <= 2^-11 rounded to nearest, d in (-2^-10, 0] where the tensor cores
+// just drop the low bits (the TMA-fed operand of steps 12-13, and cuBLAS).
+// Product k is then off by a_k b_k (d_a + d_b), at most 2^-9 |a_k b_k|:
+//  - truncation's mean, -2^-11 per operand, shrinks the result by ~2^-10 c;
+//  - the rest is a sum of K independent terms of range <= 2^-9 |a_k b_k|:
+//    Hoeffding's inequality bounds it by 3.6 x 2^-9 x Q except with
+//    probability 1e-11, Q = sqrt(sum_k (a_k b_k)^2);
+//  - plus the fp32 accumulation, as for the fp32 kernels.
+// So 2^-10 (|c| + 8 Q) + 4 sqrt(K) 2^-24 S. At K = 4096 on inputs in [-1, 1)
+// (Q ~ 21, S ~ 1000) that is ~0.2; one dropped k-step (8 products, ~0.9
+// typical) still fails most elements.
+inline double tf32_tolerance(int K, double exact, double S, double Q) {
+    return std::ldexp(1.0, -10) * (std::fabs(exact) + 8.0 * Q) + tolerance_factor(K) * S;
+}
+
+// 3xTF32 (step 14): x = x_big + x_small leaves |x - x_big - x_small| <=
+// 2^-23 |x| and the dropped a_small b_small is <= 2^-22 |a b|, so each
+// product is off by at most ~2^-21 |a_k b_k|: the TF32 model above with
+// 2^-21 in place of 2^-10 (rounded to nearest, no mean), plus fp32's.
+inline double tf32x3_tolerance(int K, double exact, double S, double Q) {
+    return std::ldexp(1.0, -20) * (std::fabs(exact) + 8.0 * Q) + tolerance_factor(K) * S;
+}
+
+// The tolerance of one element of a kernel of kind `math`.
+inline double tolerance_of(Math math, int K, double exact, double S, double Q) {
+    switch (math) {
+        case Math::Tf32: return tf32_tolerance(K, exact, S, Q);
+        case Math::Tf32x3: return tf32x3_tolerance(K, exact, S, Q);
+        default: return tolerance_factor(K) * S;
+    }
+}
 
 // ---------------------------------------------------------------------------
 // Sizes the program accepts.

@@ -2,7 +2,8 @@
 """ncu_roofline.py OUT.csv < ncu --csv output (01_matmul/profile.sh's metrics)
 
 One row per kernel (its first launch, in launch order): time, achieved GFLOP/s
-(2 x FFMA instructions executed per thread / time), DRAM MB read + written, FLOP
+(2 x FFMA instructions executed per thread, plus the tensor cores' TF32 math ops
+where profile.sh found that counter, over time), DRAM MB read + written, FLOP
 per DRAM byte, global load sectors (LDG and LDGSTS = cp.async, in millions),
 shared-memory load / store wavefronts (millions) and bank conflicts (millions).
 Prints the table and writes OUT.csv (what plot.py draws the roofline from).
@@ -16,6 +17,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ncu_table import first_launches, short_name as ncu_short_name  # noqa: E402
 
 
+# The tensor cores' TF32 math ops (an FMA is 2), where this ncu has the counter (profile.sh asks).
+TENSOR_OPS = "sm__ops_path_tensor_src_tf32_dst_fp32.sum"
+
+
 def short_name(demangled):
     """cuBLAS's 'sm80_xmma_gemm_..._tilesize256x128x8_stage3_...' -> 'cuBLAS 256x128x8 stage3';
     'sgemmCpAsync<matmul::Tile<128, 256, 32, 64, 64, 3, 1>, 1>' -> 'sgemmCpAsync 128x256x32 s3'."""
@@ -25,6 +30,9 @@ def short_name(demangled):
     m = re.search(r"(\w+)<matmul::Tile<(\d+), (\d+), (\d+), \d+, \d+, (\d+)", demangled)
     if m:
         return "%s %sx%sx%s s%s" % m.groups()
+    m = re.search(r"(\w+)<matmul::(?:Mma|Wgmma|Split3)Tile<(\d+), (\d+)", demangled)  # the tensor-core steps
+    if m:
+        return "%s %s %s" % m.groups()
     return ncu_short_name(demangled)
 
 
@@ -51,7 +59,7 @@ def main(argv):
     for d in first_launches(launches):
         try:
             t = d["gpu__time_duration.sum"]
-            flop = 2 * d["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+            flop = 2 * d["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"] + d.get(TENSOR_OPS, 0)
             dram = d["dram__bytes_read.sum"] + d["dram__bytes_write.sum"]
         except KeyError:
             continue

@@ -4,7 +4,7 @@
   h200.png           GFLOP/s of every kernel at every sweep shape (common/plot.py)
   h200_roofline.png  a roofline from results/h200_ncu.csv (make profile): each kernel
                      at its FLOP per DRAM byte and achieved FLOP/s, under the fp32 FMA
-                     peak and the HBM bandwidth of the datasheet
+                     and TF32 tensor peaks and the HBM bandwidth of the datasheet
 """
 import csv
 import os
@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 PEAK_GFLOPS = 66900.0  # H200 SXM fp32 FMA: 132 SMs x 128 lanes x 2 x 1.98 GHz
+TF32_PEAK_GFLOPS = 494500.0  # H200 SXM TF32 tensor cores, dense (datasheet: 989 TFLOP/s with 2:4 sparsity)
 DRAM_GBS = 4800.0      # HBM3e, datasheet
 
 
@@ -38,6 +39,9 @@ def roofline(csv_path):
     xs = [10 ** (i / 20) for i in range(0, 81)]
     ax.plot(xs, [min(PEAK_GFLOPS, DRAM_GBS * x) for x in xs], color="black", linewidth=1)
     ax.text(xs[-1], PEAK_GFLOPS * 1.05, "fp32 FMA peak %.0f TFLOP/s" % (PEAK_GFLOPS / 1e3), ha="right", fontsize=8)
+    ax.plot(xs, [min(TF32_PEAK_GFLOPS, DRAM_GBS * x) for x in xs], color="black", linewidth=1, linestyle="--")
+    ax.text(xs[-1], TF32_PEAK_GFLOPS * 1.05, "TF32 tensor peak %.0f TFLOP/s (dense)" % (TF32_PEAK_GFLOPS / 1e3),
+            ha="right", fontsize=8)
     ax.text(2, DRAM_GBS * 2 * 1.4, "HBM %.1f TB/s" % (DRAM_GBS / 1e3), fontsize=8, rotation=28)
     # Grouped as in every plot here: cuBLAS black, the seeds' kernels grey, the best one a red star.
     bases = [r["kernel"].split()[0] for r in rows]
@@ -62,7 +66,7 @@ def roofline(csv_path):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("FLOP per DRAM byte (ncu dram__bytes read + write)")
-    ax.set_ylabel("GFLOP/s (2 x FFMA executed / time)")
+    ax.set_ylabel("GFLOP/s ((2 x FFMA + TF32 tensor ops) executed / time)")
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title("01_matmul roofline (%s)" % os.path.basename(ncu))
     ax.legend(fontsize=8, loc="lower right")

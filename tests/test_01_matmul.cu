@@ -8,9 +8,14 @@
 //    double reference EXACTLY, whatever its summation order. One lost,
 //    doubled or wrong term fails.
 //  - uniform floats in [-1, 1): compared with the chapter's tolerance
-//    (4 sqrt(K) 2^-24 sum|a b|), which must still catch one dropped term.
+//    (4 sqrt(K) 2^-24 sum|a b|), which must still catch one dropped term;
+//    the TF32 tensor-core kernels with the TF32 tolerance (matmul.cuh), which
+//    must still catch one dropped k-step.
+// Integers in [-15, 15] are exact in TF32 too (11 significant bits), so the
+// tensor-core kernels must also be exact on them.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -41,7 +46,7 @@ const std::vector<Shape> kShapes = {
 
 struct Data {
     std::vector<float> A, B;
-    std::vector<double> ref, scale;
+    std::vector<double> ref, scale, sq;  // exact, S and Q (matmul.cuh)
 };
 
 Data make_data(const Shape& s, uint64_t seed, bool integers) {
@@ -60,7 +65,8 @@ Data make_data(const Shape& s, uint64_t seed, bool integers) {
     }
     d.ref.resize(size_t(s.m) * s.n);
     d.scale.resize(d.ref.size());
-    matmul::matmul_cpu(d.A.data(), d.B.data(), d.ref.data(), d.scale.data(), s.m, s.n, s.k);
+    d.sq.resize(d.ref.size());
+    matmul::matmul_cpu(d.A.data(), d.B.data(), d.ref.data(), d.scale.data(), s.m, s.n, s.k, d.sq.data());
     return d;
 }
 
@@ -106,6 +112,53 @@ Result compare(const std::vector<float>& got, const Data& d, double factor) {
     return r;
 }
 
+// The same with the TF32 tolerance.
+Result compare_tf32(const std::vector<float>& got, const Data& d, int K) {
+    Result r;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - d.ref[i]);
+        if (std::isnan(got[i]) || !(err <= matmul::tf32_tolerance(K, d.ref[i], d.scale[i], d.sq[i]))) {
+            if (r.bad++ == 0) { r.first = i; r.got = got[i]; r.want = d.ref[i]; }
+        }
+    }
+    return r;
+}
+
+// A kernel's own tolerance on random floats.
+Result compare_for(const matmul::Kernel& k, const std::vector<float>& got, const Data& d, int K) {
+    Result r;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - d.ref[i]);
+        if (std::isnan(got[i]) || !(err <= matmul::tolerance_of(k.math, K, d.ref[i], d.scale[i], d.sq[i]))) {
+            if (r.bad++ == 0) { r.first = i; r.got = got[i]; r.want = d.ref[i]; }
+        }
+    }
+    return r;
+}
+
+// Skips the current test where kernel k cannot run here (an older GPU, or a
+// build without its code), saying why; a GPU of compute capability 9.0 runs
+// every kernel, so there, with REQUIRE_GPU=1, a waiver is a failure (a build
+// without sm_90a code, say).
+#define SKIP_IF_WAIVED(k)                                                                               \
+    do {                                                                                                \
+        const std::string why_ = matmul::waiver(k);                                                     \
+        if (!why_.empty()) {                                                                            \
+            if (testing_gpu::gpu_required() && testing_gpu::compute_capability() == 90)                 \
+                FAIL() << (k).name << " is waived on this 9.0 GPU: " << why_;                           \
+            GTEST_SKIP() << (k).name << ": " << why_;                                                   \
+        }                                                                                               \
+    } while (0)
+
+// The same inside a loop over kernels: false (and, where it must run, a failure) where k is waived.
+bool runs_here(const matmul::Kernel& k) {
+    const std::string why = matmul::waiver(k);
+    if (why.empty()) return true;
+    if (testing_gpu::gpu_required() && testing_gpu::compute_capability() == 90)
+        ADD_FAILURE() << k.name << " is waived on this 9.0 GPU: " << why;
+    return false;
+}
+
 std::string describe(const Result& r, const Shape& s) {
     return std::to_string(r.bad) + " wrong, first C[" + std::to_string(r.first / s.n) + "][" +
            std::to_string(r.first % s.n) + "] = " + std::to_string(r.got) + ", expected " + std::to_string(r.want);
@@ -117,6 +170,7 @@ class MatmulKernel : public ::testing::TestWithParam<std::tuple<std::string, Sha
 TEST_P(MatmulKernel, ExactOnIntegers) {
     SKIP_WITHOUT_GPU();
     const matmul::Kernel& k = common::kernel_named(matmul::kernels(), std::get<0>(GetParam()));
+    SKIP_IF_WAIVED(k);
     const Shape s = std::get<1>(GetParam());
     const Data& d = integer_data(s);
     std::string what;
@@ -139,12 +193,13 @@ class MatmulKernelFloat : public ::testing::TestWithParam<std::string> {};
 TEST_P(MatmulKernelFloat, WithinToleranceOnRandomFloats) {
     SKIP_WITHOUT_GPU();
     const matmul::Kernel& k = common::kernel_named(matmul::kernels(), GetParam());
+    SKIP_IF_WAIVED(k);
     const uint64_t seed = 77 + uint64_t(&k - matmul::kernels().data());  // each kernel its own data
     for (Shape s : {Shape{127, 129, 65}, Shape{513, 1025, 257}, Shape{64, 256, 1024}}) {
         const Data d = make_data(s, seed, false);
         const std::vector<float> got =
             run(d, s, [&](const float* A, const float* B, float* C) { k.launch(A, B, C, s.m, s.n, s.k); });
-        const Result r = compare(got, d, matmul::tolerance_factor(s.k));
+        const Result r = compare_for(k, got, d, s.k);
         EXPECT_EQ(r.bad, 0u) << k.name << " on " << name_of(s) << ": " << describe(r, s);
     }
 }
@@ -237,6 +292,7 @@ TEST(MatmulAlignment, EveryKernelIsExactOnMisalignedPointers) {
         for (const Offsets& o : kMisaligned)
             for (const std::string& name : kKernelNames) {
                 const matmul::Kernel& k = common::kernel_named(matmul::kernels(), name);
+                if (!runs_here(k)) continue;
                 const Data& d = integer_data(s);
                 std::string what;
                 const std::vector<float> got = run(
@@ -398,6 +454,95 @@ TEST(MatmulBroken, OneMissingTermInOneElementIsCaught) {
     EXPECT_GE(checked, 6) << "too few cases had a term above the tolerance";
 }
 
+// ---- The TF32 tensor-core kernels ---------------------------------------------
+// Random floats at shapes that break tiling: the TF32 tolerance, every element.
+const std::vector<Shape> kTf32Shapes = {
+    {1, 1, 1},     {1, 1, 300},     {77, 1, 5},      {17, 19, 23},      {127, 129, 65},     {129, 127, 9},
+    {33, 64, 1},   {4099, 7, 129},  {7, 4099, 129},  {257, 383, 1000},  {1000, 333, 77},    {1024, 1024, 1024}};
+
+std::vector<std::string> tf32_kernel_names() {
+    std::vector<std::string> v;
+    for (const matmul::Kernel& k : matmul::kernels())
+        if (k.math != matmul::Math::Fp32) v.push_back(k.name);
+    return v;
+}
+
+class Tf32Kernel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Tf32Kernel, WithinTheTf32ToleranceAtEveryShape) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& k = common::kernel_named(matmul::kernels(), GetParam());
+    SKIP_IF_WAIVED(k);
+    for (const Shape& s : kTf32Shapes) {
+        const Data d = make_data(s, 2024 + s.k, false);
+        std::string what;
+        const std::vector<float> got =
+            run(d, s, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, s.m, s.n, s.k); });
+        const Result r = compare_for(k, got, d, s.k);
+        EXPECT_EQ(r.bad, 0u) << k.name << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorCores, Tf32Kernel, ::testing::ValuesIn(tf32_kernel_names()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// The planted bug: sgemmTmaWgmma without the last k8 step of the last
+// k-tile (8 of the K terms of every element: a pipeline that stops one step
+// early). Both checks must catch it in nearly every element.
+TEST(MatmulBroken, TmaWgmmaWithoutItsLastKStepIsCaught) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& k = common::kernel_named(matmul::kernels(), "sgemmTmaWgmma");
+    SKIP_IF_WAIVED(k);
+    for (Shape s : {Shape{128, 128, 64}, Shape{257, 131, 96}, Shape{512, 512, 1024}}) {
+        for (bool integers : {true, false}) {
+            const Data d = integers ? integer_data(s) : make_data(s, 9, false);
+            const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile128, true>(A, B, C, s.m, s.n, s.k);
+            });
+            const Result r = integers ? compare(got, d, 0.0) : compare_tf32(got, d, s.k);
+            EXPECT_GT(r.bad, got.size() / 2) << name_of(s) << (integers ? " integers" : " floats");
+        }
+    }
+}
+
+// Both tiles of the TMA + wgmma kernel at every split-K factor (step 13's
+// plan picks among them), exact on integers.
+TEST(TmaWgmmaSplitK, ExactOnIntegersAtEveryTileAndSplit) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaWide"));
+    for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
+                    Shape{257, 131, 1000}, Shape{300, 516, 33}})
+        for (int splits : {1, 2, 3, 5, 16}) {
+            expect_exact(s, "128-row tiles splitK " + std::to_string(splits), [&](const float* A, const float* B, float* C) {
+                return matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile128>(A, B, C, s.m, s.n, s.k, splits);
+            });
+            expect_exact(s, "256-row tiles splitK " + std::to_string(splits), [&](const float* A, const float* B, float* C) {
+                return matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile256>(A, B, C, s.m, s.n, s.k, splits);
+            });
+        }
+}
+
+// What the TF32 launchers say they ran where the TMA's rules (16-byte aligned
+// bases, pitches a multiple of 16 bytes) need a padded copy.
+TEST(MatmulAlignment, TheTensorCoreLaunchersSayWhatTheyPadded) {
+    SKIP_WITHOUT_GPU();
+    for (const std::string& name : tf32_kernel_names()) {
+        const matmul::Kernel& k = common::kernel_named(matmul::kernels(), name);
+        if (k.math != matmul::Math::Tf32 || !runs_here(k)) continue;  // sgemm3xTf32 splits A into a copy anyway
+        std::string what;
+        const Shape odd_k{64, 64, 63}, odd_n{64, 63, 64}, even{64, 64, 64};
+        run(integer_data(odd_k), odd_k, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 63); });
+        EXPECT_NE(what.find(" A padded"), std::string::npos) << name << ": " << what;
+        run(integer_data(odd_n), odd_n, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 63, 64); });
+        EXPECT_NE(what.find(" B padded"), std::string::npos) << name << ": " << what;
+        run(integer_data(even), even, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 64); },
+            {1, 0, 0});
+        EXPECT_NE(what.find(" A padded (A not 16-byte aligned)"), std::string::npos) << name << ": " << what;
+        run(integer_data(even), even, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 64); });
+        EXPECT_EQ(what.find("padded"), std::string::npos) << name << ": " << what;
+    }
+}
+
 // ---- The seed's pitfall: the unguarded grid of seed 000 --------------------
 TEST(MatmulPitfall, SeedGridIsRightOnMultiplesOf16Only) {
     SKIP_WITHOUT_GPU();
@@ -479,6 +624,49 @@ TEST(MatmulCpu, ToleranceAdmitsRoundingButNotADroppedTerm) {
     }
 }
 
+// TF32 emulated on the CPU: inputs rounded to 10 mantissa bits (to nearest,
+// or truncated as the tensor cores do with fp32 bits they are handed), the
+// products summed in fp32. Both must pass the TF32 tolerance; dropping 8
+// consecutive products (one k-step) must fail at most positions up to K = 4096.
+float tf32_round(float x, bool nearest) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if (nearest) u += 0x1000u;  // half of the dropped 13 bits: ties away from zero, as cvt.rna
+    u &= ~0x1FFFu;
+    float r;
+    std::memcpy(&r, &u, 4);
+    return r;
+}
+
+TEST(MatmulCpu, Tf32ToleranceAdmitsTf32ButNotADroppedKStep) {
+    for (bool nearest : {true, false})
+        for (int K : {1, 8, 65, 1024, 4096, 65536}) {
+            std::vector<float> a(K), b(K);
+            common::fill_uniform(a.data(), K, 3 + K, -1.0f, 1.0f);
+            common::fill_uniform(b.data(), K, 4 + K, -1.0f, 1.0f);
+            float f = 0;
+            double exact = 0, S = 0, Q = 0;
+            for (int k = 0; k < K; ++k) {
+                f += tf32_round(a[k], nearest) * tf32_round(b[k], nearest);
+                const double p = double(a[k]) * b[k];
+                exact += p;
+                S += std::fabs(p);
+                Q += p * p;
+            }
+            Q = std::sqrt(Q);
+            const double tol = matmul::tf32_tolerance(K, exact, S, Q);
+            EXPECT_LE(std::fabs(f - exact), tol) << "K " << K << (nearest ? " nearest" : " truncated");
+            if (K < 8 || K > 4096) continue;
+            int caught = 0, steps = 0;
+            for (int k0 = 0; k0 + 8 <= K; k0 += 8, ++steps) {
+                double dropped = 0;
+                for (int k = k0; k < k0 + 8; ++k) dropped += double(a[k]) * b[k];
+                caught += std::fabs(dropped) > tol;
+            }
+            EXPECT_GE(caught, 0.75 * steps) << "K " << K << ": tolerance " << tol;
+        }
+}
+
 // plan_streamk() on the CPU, for many tile counts, k-tiles and slots: every
 // k-tile of every tile is computed by exactly one block; every block has
 // work; a split tile's owner (the block with its first k-tile) finishes with
@@ -558,6 +746,25 @@ TEST(MatmulPlan, PicksOfTheBenchRun) {
     EXPECT_FALSE(small.streamk);
     EXPECT_EQ(config_of(small), "64x64x16 s4");
     EXPECT_FALSE(small.pad_b);
+}
+
+// Step 13's plan: wide tiles and no split where the tiles fill the GPU,
+// split-K where C has few tiles and K is long, narrow tiles in between.
+TEST(MatmulPlan, Tf32PlanFillsTheGpu) {
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{8191, 8193, 127}}) {
+        const matmul::Tf32Plan p = matmul::plan_tf32(s.m, s.n, s.k, 132);
+        EXPECT_TRUE(p.wide) << name_of(s);
+        EXPECT_EQ(p.splits, 1) << name_of(s);
+    }
+    const matmul::Tf32Plan skinny = matmul::plan_tf32(1024, 1024, 8192, 132);
+    EXPECT_GT(skinny.splits, 1);
+    EXPECT_GT(skinny.score, 0.5);
+    for (Shape s : {Shape{1, 1, 1}, Shape{1000, 333, 77}, Shape{2049, 2047, 2051}, Shape{128, 8192, 8192}}) {
+        const matmul::Tf32Plan p = matmul::plan_tf32(s.m, s.n, s.k, 132);
+        EXPECT_GT(p.score, 0.0) << name_of(s);
+        EXPECT_GE(p.splits, 1) << name_of(s);
+        EXPECT_LE(p.splits, std::max(1, matmul::max_splits_in_scratch(s.m, s.n))) << name_of(s);
+    }
 }
 
 TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {

@@ -200,7 +200,7 @@ inline int grid_stride_blocks(size_t n, int threads) {
 // kSplitKScratchMaxBytes of them (it runs fewer splits instead; see
 // max_splits_in_scratch), so the autotuner's search cannot grow them to
 // 8 x M x N floats (2 GiB at 8192^2) and keep that for the whole run.
-enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kScratchKinds };
+enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kScratchKinds };
 constexpr size_t kSplitKScratchMaxBytes = size_t(256) << 20;  // 256 MiB: 4 slices of a 4096^2 C
 struct ScratchBuffers {
     float* p[kScratchKinds] = {};
@@ -241,25 +241,26 @@ __global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, 
 // The B that sgemmCpAsync and sgemmStreamK read: B itself where it can be
 // read with 16-byte copies (N % 4 == 0 and B 16-byte aligned), else with
 // `pad` a copy with rows of ldb = N rounded up to 4 floats in an aligned
-// buffer (one pass over B), else B with 4-byte copies.
+// buffer (one pass over B), else B with 4-byte copies. The tensor-core steps
+// pad A the same way (`which` = kPaddedA, `name` "A": A is M rows of K).
 struct PreparedB {
     const float* b;    // what the kernel reads
     int ldb;           // its row pitch in floats
     bool b16;          // 16-byte copies (the kernel's B16)
     std::string what;  // for the launch column
 };
-inline PreparedB prepare_b(const float* B, int N, int K, bool pad) {
+inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which = kPaddedB, const char* name = "B") {
     const bool direct16 = N % 4 == 0 && aligned16(B);
-    const std::string why = N % 4 != 0 || direct16 ? "" : " (B not 16-byte aligned)";
+    const std::string why = N % 4 != 0 || direct16 ? "" : std::string(" (") + name + " not 16-byte aligned)";
     pad = pad && !direct16;
     const bool b16 = direct16 || pad;
-    if (!pad) return {B, N, b16, b16 ? "" : " B:4-byte" + why};
+    if (!pad) return {B, N, b16, b16 ? "" : std::string(" ") + name + ":4-byte" + why};
     const int ldb = common::ceil_div(N, 4) * 4;
     const size_t total = size_t(K) * ldb;
-    float* bp = scratch(kPaddedB, total);
+    float* bp = scratch(which, total);
     padColumns<<<grid_stride_blocks(total, 256), 256>>>(B, bp, K, N, ldb);
     CHECK_LAUNCH();
-    return {bp, ldb, true, " B padded" + why};
+    return {bp, ldb, true, std::string(" ") + name + " padded" + why};
 }
 
 // What the epilogue does with C: store_acc writes float4 where N % 4 == 0

@@ -1,0 +1,223 @@
+// Step 11 of 01_matmul: tensor cores. The same multi-stage cp.async pipeline
+// as step 8 feeds `mma.sync.m16n8k8` in TF32 instead of FFMA: one warp-wide
+// instruction multiplies a 16 x 8 tile of A by an 8 x 8 tile of B into a
+// 16 x 8 fp32 accumulator (1024 multiply-adds, against 32 for one FFMA
+// instruction). sm_80 and newer.
+//
+// TF32 ("tensor float 32") keeps fp32's 8-bit exponent and only 10 of its 23
+// mantissa bits: each input is rounded to 11 significant bits (relative error
+// up to 2^-11), products are exact and accumulated in fp32. A TF32 result is
+// therefore NOT an fp32 result: matmul.cuh states the error model and the
+// tolerance these kernels are checked with, and the program prints how far
+// each kernel is from the exact product.
+//
+// The fragments (PTX ISA, "Matrix fragments for mma.m16n8k8", .tf32): lane
+// (g = lane / 4, t = lane % 4) of a warp holds
+//     A (16 x 8, row-major):  a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4], a3 = A[g+8][t+4]
+//     B (8 x 8, "col"):       b0 = B[t][g], b1 = B[t+4][g]
+//     C (16 x 8):             c0, c1 = C[g][2t], C[g][2t+1]; c2, c3 = C[g+8][2t], C[g+8][2t+1]
+// Each value is loaded from shared memory by the lane that needs it (the
+// 32 lanes of one load read 8 rows x 4 columns of A, or 4 rows x 8 columns
+// of B). The padding makes those loads conflict-free, chapter 03's lesson:
+//  - A is kept row-major, As[m][k] with a pitch of BK + 4 = 36 floats: lane
+//    (g, t) reads bank (36 g + t) % 32 = 4 g + t, all 32 different;
+//  - B is kept as it is in memory, Bs[k][n] with a pitch of BN + 8 = 136:
+//    bank (136 t + g) % 32 = 8 t + g, all different.
+// Both are copied with 16-byte cp.async (A needs K % 4 == 0 and 16-byte
+// alignment for that: the launcher pads a copy of A otherwise, as step 8 does
+// for B). Each value is rounded to TF32 (cvt.rna) as it is loaded.
+// Look for: HMMA.1684.F32.TF32 in the SASS (sass_ops.py), and how far this
+// is from cuBLAS's TF32 (the peer of the tensor-core rows): the warps issue
+// the loads, the conversions and the MMAs themselves, and every value is
+// read from shared memory by the lane that uses it. Steps 12 and 13 hand
+// that work to Hopper's copy engine and asynchronous tensor-core instructions.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+#include "01_matmul/steps/pipeline.cuh"
+
+namespace matmul {
+
+// fp32 -> TF32, rounded to nearest (ties away from zero); the low 13 bits of
+// the result are 0. Without it the tensor cores would ignore those bits
+// (truncation: twice the error, and biased).
+__device__ __forceinline__ uint32_t to_tf32(float x) {
+    uint32_t r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+#else
+    r = __float_as_uint(x);
+#endif
+    return r;
+}
+
+// d += a * b, one m16n8k8 TF32 tile (fragments as above).
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    (void)d, (void)a, (void)b;
+#endif
+}
+
+// The tile: block BM x BN x BK, warp tile WM x WN (MI x NI mma tiles),
+// STAGES buffers, MINB blocks per SM.
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MINB_>
+struct MmaTile {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
+    static constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * (BN / WN) * 32;
+    static constexpr int MI = WM / 16, NI = WN / 8;
+    static constexpr int LDA = BK + 4, LDB = BN + 8;  // As[m][k], Bs[k][n]: conflict-free fragment loads
+    static constexpr int A_STAGE = BM * LDA, B_STAGE = BK * LDB;
+    static constexpr size_t SMEM = size_t(STAGES) * (A_STAGE + B_STAGE) * sizeof(float);
+    static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0 && BM % WM == 0 && BN % WN == 0, "tile layout");
+};
+// 4 warps of 64 x 64 (4 x 8 mma tiles, 128 accumulators per thread), 3
+// stages of 35 KB: two blocks per SM.
+using MmaTile128 = MmaTile<128, 128, 32, 64, 64, 3, 2>;
+
+// ROWS x COLS floats of a row-major matrix (pitch ld) from src into shared
+// memory (pitch LDS) with 16-byte cp.async, zero-filling rows >= rows_left
+// and columns >= cols_left (cols_left a multiple of 4, so a vector is
+// either inside or outside).
+template <int ROWS, int COLS, int LDS, int THREADS>
+__device__ __forceinline__ void copy_tile16(float* dst, const float* src, size_t ld, int rows_left, int cols_left,
+                                            int tid) {
+    constexpr int PER_ROW = COLS / 4, ROW_STEP = THREADS / PER_ROW;
+    static_assert(THREADS % PER_ROW == 0 && ROWS % ROW_STEP == 0, "the copies must divide evenly");
+    const int c = (tid % PER_ROW) * 4;
+#pragma unroll
+    for (int r = tid / PER_ROW; r < ROWS; r += ROW_STEP)
+        cp_async16(dst + r * LDS + c, src + size_t(r) * ld + c, r < rows_left && c < cols_left);
+}
+
+// ---- The kernel ------------------------------------------------------------
+// A (pitch lda) and B (pitch ldb): 16-byte aligned, pitches multiples of 4
+// (the launcher's prepare_b). Edge tiles are zero-filled, stores guarded.
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, T::MINB)
+sgemmTf32Mma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+             int lda, int ldb) {
+    extern __shared__ __align__(16) float smem[];
+    float* As = smem;
+    float* Bs = smem + T::STAGES * T::A_STAGE;
+
+    int bm, bn;
+    tile_origin<T>(blockIdx.x, (M + T::BM - 1) / T::BM, (N + T::BN - 1) / T::BN, &bm, &bn);
+    const int k_tiles = (K + T::BK - 1) / T::BK;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int wm = (warp / T::WARPS_N) * T::WM, wn = (warp % T::WARPS_N) * T::WN;
+
+    const float* a_src = A + size_t(bm) * lda;
+    const float* b_src = B + bn;
+    auto load = [&](int kt, int s) {  // k-tile kt into stage s
+        copy_tile16<T::BM, T::BK, T::LDA, T::THREADS>(As + s * T::A_STAGE, a_src + kt * T::BK, lda, M - bm,
+                                                      lda - kt * T::BK, tid);
+        copy_tile16<T::BK, T::BN, T::LDB, T::THREADS>(Bs + s * T::B_STAGE, b_src + size_t(kt) * T::BK * ldb, ldb,
+                                                      K - kt * T::BK, ldb - bn, tid);
+    };
+#pragma unroll
+    for (int s = 0; s < T::STAGES - 1; ++s) {
+        if (s < k_tiles) load(s, s);
+        cp_async_commit();
+    }
+
+    float acc[T::MI][T::NI][4] = {};
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<T::STAGES - 2>();  // k-tile kt has landed (this thread's copies) ...
+        __syncthreads();                 // ... everybody's, and k-tile kt-1's stage is free
+        if (kt + T::STAGES - 1 < k_tiles) load(kt + T::STAGES - 1, (kt + T::STAGES - 1) % T::STAGES);
+        cp_async_commit();
+        const float* as = As + (kt % T::STAGES) * T::A_STAGE + (wm + g) * T::LDA + t;
+        const float* bs = Bs + (kt % T::STAGES) * T::B_STAGE + t * T::LDB + wn + g;
+#pragma unroll
+        for (int kk = 0; kk < T::BK; kk += 8) {
+            uint32_t a[T::MI][4], b[T::NI][2];
+#pragma unroll
+            for (int i = 0; i < T::MI; ++i) {
+                a[i][0] = to_tf32(as[(16 * i) * T::LDA + kk]);
+                a[i][1] = to_tf32(as[(16 * i + 8) * T::LDA + kk]);
+                a[i][2] = to_tf32(as[(16 * i) * T::LDA + kk + 4]);
+                a[i][3] = to_tf32(as[(16 * i + 8) * T::LDA + kk + 4]);
+            }
+#pragma unroll
+            for (int j = 0; j < T::NI; ++j) {
+                b[j][0] = to_tf32(bs[kk * T::LDB + 8 * j]);
+                b[j][1] = to_tf32(bs[(kk + 4) * T::LDB + 8 * j]);
+            }
+#pragma unroll
+            for (int i = 0; i < T::MI; ++i)
+#pragma unroll
+                for (int j = 0; j < T::NI; ++j) mma_m16n8k8_tf32(acc[i][j], a[i], b[j]);
+        }
+    }
+    cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+
+    // C fragment: rows g and g + 8, columns 2t and 2t + 1 of each 16 x 8 tile.
+    const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;  // 8-byte stores
+#pragma unroll
+    for (int i = 0; i < T::MI; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = bm + wm + 16 * i + g + 8 * h;
+            if (row >= M) continue;
+#pragma unroll
+            for (int j = 0; j < T::NI; ++j) {
+                const int col = bn + wn + 8 * j + 2 * t;
+                float* p = C + size_t(row) * N + col;
+                if (pairs) {
+                    if (col < N) *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                } else {
+                    if (col < N) p[0] = acc[i][j][2 * h];
+                    if (col + 1 < N) p[1] = acc[i][j][2 * h + 1];
+                }
+            }
+        }
+}
+
+// ---- Where it runs, and the launcher -------------------------------------------
+// "" on a GPU of compute capability 8.0+ with code built for it, else why not.
+inline std::string waived_sgemmTf32Mma() {
+    static const std::string why = [] {
+        int dev = 0, major = 0, minor = 0;
+        CHECK(cudaGetDevice(&dev));
+        CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+        if (major < 8)
+            return "needs sm_80 (TF32 mma.sync); this GPU is sm_" + std::to_string(major * 10 + minor);
+        cudaFuncAttributes a;
+        CHECK(cudaFuncGetAttributes(&a, sgemmTf32Mma<MmaTile128>));
+        if (a.ptxVersion < 80)
+            return "needs sm_80 code; this program was built for compute_" + std::to_string(a.ptxVersion);
+        return std::string();
+    }();
+    return why;
+}
+
+// " C:4-byte" where the epilogue cannot store pairs (N odd or C not 8-byte aligned).
+inline std::string c_pairs_what(const float* C, int N) {
+    return N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0 ? "" : " C:4-byte";
+}
+
+inline std::string launch_sgemmTf32Mma(const float* A, const float* B, float* C, int M, int N, int K) {
+    using T = MmaTile128;
+    const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");
+    const PreparedB pb = prepare_b(B, N, K, true);
+    static bool configured = false;
+    if (!configured) {
+        allow_dynamic_smem(sgemmTf32Mma<T>, T::SMEM);
+        configured = true;
+    }
+    const int grid = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
+    sgemmTf32Mma<T><<<grid, T::THREADS, T::SMEM>>>(pa.b, pb.b, C, M, N, K, pa.ldb, pb.ldb);
+    CHECK_LAUNCH();
+    return tile_name<T>() + c_pairs_what(C, N) + pa.what + pb.what;
+}
+
+}  // namespace matmul
