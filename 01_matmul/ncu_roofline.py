@@ -22,11 +22,15 @@ TENSOR_OPS = "sm__ops_path_tensor_src_tf32_dst_fp32.sum"
 
 
 def short_name(demangled):
-    """cuBLAS's 'sm80_xmma_gemm_..._tilesize256x128x8_stage3_...' -> 'cuBLAS 256x128x8 stage3';
+    """cuBLAS's 'sm80_xmma_gemm_..._tilesize256x128x8_stage3_...' -> 'cuBLAS 256x128x8 stage3' (its TF32
+    kernel: 'cuBLAS TF32 128x256x32 wg2x1x1');
     'sgemmCpAsync<matmul::Tile<128, 256, 32, 64, 64, 3, 1>, 1>' -> 'sgemmCpAsync 128x256x32 s3'."""
     m = re.search(r"xmma_gemm.*tilesize(\d+x\d+x\d+)_(stage\d+)", demangled)
     if m:
         return "cuBLAS %s %s" % (m.group(1), m.group(2))
+    m = re.search(r"xmma_gemm_\w*tf32\w*_tilesize(\d+x\d+x\d+)_warpgroupsize(\d+x\d+x\d+)", demangled)
+    if m:  # cuBLAS's TF32 kernel on Hopper: 'sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x256x32_warpgroupsize2x1x1_...'
+        return "cuBLAS TF32 %s wg%s" % (m.group(1), m.group(2))
     m = re.search(r"(\w+)<matmul::Tile<(\d+), (\d+), (\d+), \d+, \d+, (\d+)", demangled)
     if m:
         return "%s %sx%sx%s s%s" % m.groups()
