@@ -26,7 +26,7 @@
 // Both are copied with 16-byte cp.async (A needs K % 4 == 0 and 16-byte
 // alignment for that: the launcher pads a copy of A otherwise, as step 8 does
 // for B). Each value is rounded to TF32 (cvt.rna) as it is loaded.
-// Look for: HMMA.1684.F32.TF32 in the SASS (sass_ops.py), and how far this
+// Look for: HMMA instructions in the SASS (sass_ops.py), and how far this
 // is from cuBLAS's TF32 (the peer of the tensor-core rows): the warps issue
 // the loads, the conversions and the MMAs themselves, and every value is
 // read from shared memory by the lane that uses it. Steps 12 and 13 hand
