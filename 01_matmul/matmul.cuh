@@ -12,7 +12,7 @@
 // ~4.8 TB/s), so every kernel is limited by how often it goes back to
 // memory (global, then shared, then registers) per FMA. Each step moves the
 // data one level closer to the FMA units and reuses it more. The tensor-core
-// steps (11-14) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
+// steps (11-15) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
 // a different, less accurate product, with its own tolerance and its own
 // peer (cuBLAS in TF32); step 14 buys fp32 accuracy back with three TF32
 // products per fp32 one.
@@ -20,7 +20,7 @@
 // One step per file, in teaching order (steps/SS_kernelName.cuh: the kernel,
 // what to look for, its launcher, and the pitfall that breaks it, if any);
 // steps/pipeline.cuh holds the cp.async pieces steps 8, 9 and 11 share,
-// steps/hopper.cuh the TMA and wgmma pieces of steps 12-14. Every
+// steps/hopper.cuh the TMA and wgmma pieces of steps 12-15. Every
 // kernel is correct for any M, N, K >= 1 (1 x 1 x 1, K = 1, primes, tall and
 // skinny, not tile multiples) and any float-aligned A, B, C (the 16-byte paths
 // check alignment and fall back, or pad a copy). The seeds' pitfall (an unguarded grid) is
@@ -46,6 +46,7 @@
 #include "01_matmul/steps/12_sgemmTmaWgmma.cuh"
 #include "01_matmul/steps/13_sgemmTmaWgmmaWide.cuh"
 #include "01_matmul/steps/14_sgemm3xTf32.cuh"
+#include "01_matmul/steps/15_sgemmTmaWgmmaPersistent.cuh"
 
 namespace matmul {
 
@@ -94,6 +95,8 @@ inline const std::vector<Kernel>& kernels() {
          Math::Tf32, hopper_waiver},
         {"sgemm3xTf32", launch_sgemm3xTf32, "sm_90a: x = big + small, 3 TF32 wgmmas: fp32 accuracy", false,
          Math::Tf32x3, hopper_waiver},
+        {"sgemmTmaWgmmaPersistent", launch_sgemmTmaWgmmaPersistent, "sm_90a: step 13 on one block per SM, tile loop",
+         false, Math::Tf32, hopper_waiver},
     };
     return k;
 }

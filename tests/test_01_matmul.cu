@@ -506,20 +506,24 @@ TEST(MatmulBroken, TmaWgmmaWithoutItsLastKStepIsCaught) {
 }
 
 // Both tiles of the TMA + wgmma kernel at every split-K factor (step 13's
-// plan picks among them), exact on integers.
+// plan picks among them), with a block per tile and with a few blocks that
+// walk all the tiles (step 15; 1 and 3 blocks make every ring phase and
+// tile change happen at small shapes), exact on integers.
 TEST(TmaWgmmaSplitK, ExactOnIntegersAtEveryTileAndSplit) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaWide"));
     for (Shape s : {Shape{1, 1, 1}, Shape{17, 19, 23}, Shape{127, 129, 65}, Shape{260, 132, 300},
                     Shape{257, 131, 1000}, Shape{300, 516, 33}})
-        for (int splits : {1, 2, 3, 5, 16}) {
-            expect_exact(s, "128-row tiles splitK " + std::to_string(splits), [&](const float* A, const float* B, float* C) {
-                return matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile128>(A, B, C, s.m, s.n, s.k, splits);
-            });
-            expect_exact(s, "256-row tiles splitK " + std::to_string(splits), [&](const float* A, const float* B, float* C) {
-                return matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile256>(A, B, C, s.m, s.n, s.k, splits);
-            });
-        }
+        for (int splits : {1, 2, 3, 5, 16})
+            for (int blocks : {0, 1, 3}) {  // 0: a block per tile; else that many blocks walk the tiles (step 15)
+                const std::string what = " splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks);
+                expect_exact(s, "128-row tiles" + what, [&](const float* A, const float* B, float* C) {
+                    return matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile128>(A, B, C, s.m, s.n, s.k, splits, blocks);
+                });
+                expect_exact(s, "256-row tiles" + what, [&](const float* A, const float* B, float* C) {
+                    return matmul::launch_sgemmTmaWgmma_with<matmul::WgmmaTile256>(A, B, C, s.m, s.n, s.k, splits, blocks);
+                });
+            }
 }
 
 // What the TF32 launchers say they ran where the TMA's rules (16-byte aligned

@@ -29,7 +29,7 @@
 // Look for: HMMA instructions in the SASS (sass_ops.py), and how far this
 // is from cuBLAS's TF32 (the peer of the tensor-core rows): the warps issue
 // the loads, the conversions and the MMAs themselves, and every value is
-// read from shared memory by the lane that uses it. Steps 12 and 13 hand
+// read from shared memory by the lane that uses it. Steps 12-15 hand
 // that work to Hopper's copy engine and asynchronous tensor-core instructions.
 #pragma once
 #include <cstdint>

@@ -168,8 +168,10 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
     uint64_t* full = reinterpret_cast<uint64_t*>(ring + T::STAGES * T::STAGE_FLOATS);
     uint64_t* empty = full + T::STAGES;
 
-    int bm, bn;
-    tile_origin<T>(blockIdx.x, (M + T::BM - 1) / T::BM, (N + T::BN - 1) / T::BN, &bm, &bn);
+    // Block x computes tiles x, x + gridDim.x, ... (one each where the grid has a block per tile;
+    // step 15 launches one block per SM). The ring's k-tile counter `it` runs on across tiles, so
+    // the producer fills the next tile's stages while the consumers store the last one.
+    const int tiles_m = (M + T::BM - 1) / T::BM, tiles_n = (N + T::BN - 1) / T::BN, tiles = tiles_m * tiles_n;
     // Split-K (gridDim.y > 1, step 13): block y sums k in [y k_split, (y + 1) k_split),
     // k_split a multiple of BK, into its own slice of `partial`.
     const int k_begin = blockIdx.y * k_split, k_tiles = (min(K - k_begin, k_split) + T::BK - 1) / T::BK;
@@ -186,25 +188,30 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
 
     if (warpgroup == 0) {  // the producer: one thread asks for every tile
         if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
-        if (threadIdx.x == 0)
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                const int s = kt % T::STAGES;
-                if (kt >= T::STAGES) common::mbarrier_wait(&empty[s], (kt / T::STAGES - 1) & 1);
-                float* as = ring + s * T::STAGE_FLOATS;
-                float* bs = as + T::A_FLOATS;
-                common::mbarrier_arrive_expect_tx(&full[s], T::STAGE_BYTES);
-                const int k = k_begin + kt * T::BK;
-                tma_load_2d(as, &tma_a, k, bm, &full[s]);  // BM rows of A, k .. k + 31
+        if (threadIdx.x == 0) {
+            int it = 0;  // k-tiles through the ring so far
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int bm, bn;
+                tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % T::STAGES;
+                    if (it >= T::STAGES) common::mbarrier_wait(&empty[s], (it / T::STAGES - 1) & 1);
+                    float* as = ring + s * T::STAGE_FLOATS;
+                    float* bs = as + T::A_FLOATS;
+                    common::mbarrier_arrive_expect_tx(&full[s], T::STAGE_BYTES);
+                    const int k = k_begin + kt * T::BK;
+                    tma_load_2d(as, &tma_a, k, bm, &full[s]);  // BM rows of A, k .. k + 31
 #pragma unroll
-                for (int j = 0; j < T::BN / 32; ++j)  // BK rows of B, 32 columns a box
-                    tma_load_2d(bs + j * 32 * T::BK, &tma_b, bn + 32 * j, k, &full[s]);
+                    for (int j = 0; j < T::BN / 32; ++j)  // BK rows of B, 32 columns a box
+                        tma_load_2d(bs + j * 32 * T::BK, &tma_b, bn + 32 * j, k, &full[s]);
+                }
             }
+        }
     } else {  // the consumers: warpgroup c = 1, 2 computes C^T rows bn + 64 (c - 1) .. + 63
         if constexpr (T::CONSUMER_REGS > 0) setmaxnreg_inc<T::CONSUMER_REGS>();
         const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
         const BtRows rows(warpgroup - 1, warp, g);
-        float acc[T::ACC] = {};
-        fence_operands(acc);
+        float acc[T::ACC];
         // The B^T fragments are wgmma's register operand, read asynchronously:
         // they must not change until a wait_group covers the wgmmas that read
         // them. Two sets alternate: k-tile kt loads `cur` while k-tile kt-1's
@@ -212,9 +219,10 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
         // fence_operands(prev) marks the last use of prev, so the compiler
         // cannot put cur in prev's registers before that point.
         uint32_t frag[2][T::BK / 8][4] = {};
+        int it = 0;  // as the producer's
         auto k_tile = [&](int kt, uint32_t (&cur)[T::BK / 8][4], uint32_t (&prev)[T::BK / 8][4]) {
-            const int s = kt % T::STAGES;
-            common::mbarrier_wait(&full[s], (kt / T::STAGES) & 1);  // the tiles of k-tile kt have landed
+            const int s = it % T::STAGES;
+            common::mbarrier_wait(&full[s], (it / T::STAGES) & 1);  // the tiles of k-tile kt have landed
             const float* as = ring + s * T::STAGE_FLOATS;
             load_bt_fragments<T>(as + T::A_FLOATS + rows.box * 32 * T::BK, rows, t, cur);
             wgmma_fence();  // the fragments were written by ordinary instructions
@@ -228,17 +236,26 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
             fence_operands(acc);
             wgmma_wait<1>();  // k-tile kt-1's wgmmas are done: its fragments and its buffer are free
             fence_operands(prev);
-            if (kt > 0) common::mbarrier_arrive(&empty[(kt - 1) % T::STAGES]);
+            if (kt > 0) common::mbarrier_arrive(&empty[(it - 1) % T::STAGES]);
+            ++it;
         };
-        int kt = 0;
-        for (; kt + 1 < k_tiles; kt += 2) {
-            k_tile(kt, frag[0], frag[1]);
-            k_tile(kt + 1, frag[1], frag[0]);
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int bm, bn;
+            tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
+#pragma unroll
+            for (int i = 0; i < T::ACC; ++i) acc[i] = 0.0f;
+            fence_operands(acc);
+            int kt = 0;
+            for (; kt + 1 < k_tiles; kt += 2) {
+                k_tile(kt, frag[0], frag[1]);
+                k_tile(kt + 1, frag[1], frag[0]);
+            }
+            if (kt < k_tiles) k_tile(kt, frag[0], frag[1]);
+            wgmma_wait<0>();
+            fence_operands(acc);
+            common::mbarrier_arrive(&empty[(it - 1) % T::STAGES]);  // the tile's last k-tile
+            store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, acc, bm + 2 * t, bn + rows.n(), M, N);
         }
-        if (kt < k_tiles) k_tile(kt, frag[0], frag[1]);
-        wgmma_wait<0>();
-        fence_operands(acc);
-        store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, acc, bm + 2 * t, bn + rows.n(), M, N);
     }
 #else
     (void)tma_a, (void)tma_b, (void)C, (void)M, (void)N, (void)K, (void)k_split, (void)partial;  // waived
@@ -248,8 +265,10 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
 // ---- The launcher ----------------------------------------------------------
 // splits > 1: split-K into that many slices of K (step 13's plan; fewer
 // where K has fewer k-tiles), then splitKReduce (step 8) adds them.
+// max_blocks > 0: at most that many blocks, each walking tiles (step 15); 0: one per tile.
 template <class T, bool kDropLastStep = false>
-std::string launch_sgemmTmaWgmma_with(const float* A, const float* B, float* C, int M, int N, int K, int splits = 1) {
+std::string launch_sgemmTmaWgmma_with(const float* A, const float* B, float* C, int M, int N, int K, int splits = 1,
+                                      int max_blocks = 0) {
     const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");
     const PreparedB pb = prepare_b(B, N, K, true);
     const CUtensorMap ma = tensor_map_2d(pa.b, M, K, pa.ldb, T::BM);  // boxes of BM rows x 32 k
@@ -265,7 +284,8 @@ std::string launch_sgemmTmaWgmma_with(const float* A, const float* B, float* C, 
     splits = common::ceil_div(K, k_split);  // no empty slice
     const size_t mn = size_t(M) * N;
     float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
-    const dim3 grid(common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN), splits);
+    const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
+    const dim3 grid(max_blocks > 0 ? std::min(tiles, max_blocks) : tiles, splits);
     sgemmTmaWgmma<T, kDropLastStep><<<grid, T::THREADS, T::SMEM>>>(ma, mb, C, M, N, K, k_split, partial);
     CHECK_LAUNCH();
     if (splits > 1) {
@@ -274,6 +294,7 @@ std::string launch_sgemmTmaWgmma_with(const float* A, const float* B, float* C, 
     }
     return std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" + std::to_string(T::BK) + " s" +
            std::to_string(T::STAGES) + " 2 consumer WGs" + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
+           (max_blocks > 0 ? " persistent P" + std::to_string(grid.x) : "") +
            (T::CONSUMER_REGS ? " regs " + std::to_string(T::CONSUMER_REGS) + "/" + std::to_string(T::PRODUCER_REGS) : "") +
            c_pairs_what(C, N) + pa.what + pb.what;
 }
