@@ -112,28 +112,22 @@ Result compare(const std::vector<float>& got, const Data& d, double factor) {
     return r;
 }
 
-// The same with the TF32 tolerance.
-Result compare_tf32(const std::vector<float>& got, const Data& d, int K) {
+// The same with the tolerance of a kernel of kind `math` (matmul.cuh: tolerance_of).
+Result compare_math(const std::vector<float>& got, const Data& d, int K, matmul::Math math) {
     Result r;
     for (size_t i = 0; i < got.size(); ++i) {
         const double err = std::fabs(double(got[i]) - d.ref[i]);
-        if (std::isnan(got[i]) || !(err <= matmul::tf32_tolerance(K, d.ref[i], d.scale[i], d.sq[i]))) {
+        if (std::isnan(got[i]) || !(err <= matmul::tolerance_of(math, K, d.ref[i], d.scale[i], d.sq[i]))) {
             if (r.bad++ == 0) { r.first = i; r.got = got[i]; r.want = d.ref[i]; }
         }
     }
     return r;
 }
-
-// A kernel's own tolerance on random floats.
+Result compare_tf32(const std::vector<float>& got, const Data& d, int K) {
+    return compare_math(got, d, K, matmul::Math::Tf32);
+}
 Result compare_for(const matmul::Kernel& k, const std::vector<float>& got, const Data& d, int K) {
-    Result r;
-    for (size_t i = 0; i < got.size(); ++i) {
-        const double err = std::fabs(double(got[i]) - d.ref[i]);
-        if (std::isnan(got[i]) || !(err <= matmul::tolerance_of(k.math, K, d.ref[i], d.scale[i], d.sq[i]))) {
-            if (r.bad++ == 0) { r.first = i; r.got = got[i]; r.want = d.ref[i]; }
-        }
-    }
-    return r;
+    return compare_math(got, d, K, k.math);
 }
 
 // Skips the current test where kernel k cannot run here (an older GPU, or a
