@@ -359,7 +359,7 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
     return true;
 }
 
-// --final: the same streaming kernel (reduceVec4's loads), four ways to turn
+// --final: the same streaming kernel (reduceVec4's loads), five ways to turn
 // its block sums into one number, plus the many-partials case of the
 // block-per-chunk kernels. Times are medians; "device" is events around the
 // GPU work, "to host" is the wall clock until the sum is in a host variable.
@@ -402,6 +402,9 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
         {"last block: __threadfence + ticket (reduceVec4)", "1", g,
          [&] { launch_reduceVec4<T, Finish::LastBlock>(d_in.get(), n, ws); return download_out(ws); },
          [&] { launch_reduceVec4<T, Finish::LastBlock>(d_in.get(), n, ws); }},
+        {"last block: one acq_rel fetch_add as the ticket (no fences)", "1", g,
+         [&] { launch_reduceVec4<T, Finish::LastBlockAcqRel>(d_in.get(), n, ws); return download_out(ws); },
+         [&] { launch_reduceVec4<T, Finish::LastBlockAcqRel>(d_in.get(), n, ws); }},
         {"host, one partial per 1024 elements (reduceShflDown)", "1 + memcpy", g_chunks,
          [&] { chunks_partials(); return host_sum(g_chunks); }, nullptr},
         {"second kernel, one partial per 1024 elements (reduceShflDown)", "2", g_chunks,

@@ -75,7 +75,7 @@ const std::vector<Kernel<T>>& kernels() {
         {"reduceVec4Unroll8", false, launch_reduceVec4<T, Finish::LastBlock, 8>,
          "reduceVec4 with 8 16-byte loads in flight per thread"},
         {"reduceBulkCopy", false, launch_reduceBulkCopy<T>,
-         "sm_90: cp.async.bulk into a 6-stage smem ring, mbarriers", waived_reduceBulkCopy<T>},
+         "sm_90: cp.async.bulk into a 4-stage smem ring, mbarriers", waived_reduceBulkCopy<T>},
     };
     return k;
 }

@@ -164,7 +164,7 @@ TEST(ReductionVec4, MisalignedStartAndOddLengths) {
             }
 }
 
-// The three ways reduceVec4 can finish give the same (exact) int sum, and the
+// The four ways reduceVec4 can finish give the same (exact) int sum, and the
 // last-block counter is back at 0 after each launch (the next one relies on it).
 TEST(ReductionVec4, EveryFinishAndTheTicketResets) {
     SKIP_WITHOUT_GPU();
@@ -187,6 +187,12 @@ TEST(ReductionVec4, EveryFinishAndTheTicketResets) {
         launch_reduceVec4<int, Finish::LastBlock>(d.get(), n, ws);
         CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
         EXPECT_EQ(got, want) << "LastBlock";
+        CHECK(cudaMemcpy(&ticket, ws.ticket, sizeof(unsigned), cudaMemcpyDeviceToHost));
+        EXPECT_EQ(ticket, 0u);
+        launch_reduceVec4<int, Finish::LastBlockAcqRel>(d.get(), n, ws);
+        CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
+        EXPECT_EQ(got, want) << "LastBlockAcqRel";
+        ticket = 1;
         CHECK(cudaMemcpy(&ticket, ws.ticket, sizeof(unsigned), cudaMemcpyDeviceToHost));
         EXPECT_EQ(ticket, 0u);
     }
@@ -233,7 +239,7 @@ T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, si
     return got;
 }
 
-// Sizes around the chunk (32 KiB of T) and the ring (6 stages x one block per SM).
+// Sizes around the chunk (32 KiB of T) and the ring (4 stages x one block per SM).
 template <class T>
 std::vector<size_t> bulk_sizes() {
     const size_t c = kBulkStageBytes / sizeof(T);

@@ -21,9 +21,10 @@ __device__ __forceinline__ int hsum(int4 v) { return (v.x + v.y) + (v.z + v.w); 
 __device__ __forceinline__ float hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 __device__ __forceinline__ double hsum(double2 v) { return v.x + v.y; }
 
-// How the block sums become the result; reduceVec4 can do all three, which
-// is how the --final table measures what each costs.
-enum class Finish { Partials, Atomic, LastBlock };
+// How the block sums become the result; reduceVec4 can do all four, which
+// is how the --final table measures what each costs. LastBlockAcqRel is
+// LastBlock with one acq_rel fetch_add in place of the two fences (step 12).
+enum class Finish { Partials, Atomic, LastBlock, LastBlockAcqRel };
 
 constexpr int kVecThreads = 512;
 constexpr int kVecUnroll = 4;
@@ -76,7 +77,7 @@ reduceVec4(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket, T* 
     } else if constexpr (F == Finish::Atomic) {
         if (threadIdx.x == 0) atomicAdd(out, v);
     } else {
-        last_block_finishes<kVecThreads>(v, partial, ticket, out);
+        last_block_finishes<kVecThreads, F == Finish::LastBlockAcqRel>(v, partial, ticket, out);
     }
 }
 

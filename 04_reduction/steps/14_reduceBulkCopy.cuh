@@ -7,19 +7,21 @@
 // head and the tail (bulk copies of whole chunks only); the tests plant it
 // and must catch it.
 //
-// The pipeline, per block (one block per SM, 6 stages of 32 KiB):
+// The pipeline, per block (one block per SM, 4 stages of 32 KiB):
 //
 //   producer (1 thread)                          consumers (16 warps)
 //   for chunk j of this block:                   for chunk j of this block:
-//     s = j % 6                                    s = j % 6
-//     wait empty[s] (round j/6 - 1 done)           wait full[s] (round j/6)
+//     s = j % 4                                    s = j % 4
+//     wait empty[s] (round j/4 - 1 done)           wait full[s] (round j/4)
 //     full[s].arrive.expect_tx(32 KiB)             read stage s: 4 x 16 B per thread
 //     cp.async.bulk stage s <- chunk j             each thread: empty[s].arrive
 //         (completes bytes on full[s])
 //
-// Up to 6 chunks (192 KiB) are in flight per SM while the consumers read the
-// oldest one: Little's law needs ~33 KiB per SM (the README's "bytes in
-// flight"), so the ring is deep enough with room to spare.
+// Up to 4 chunks (128 KiB) are in flight per SM, fewer while the consumers
+// read the oldest one and the producer waits to refill it. Little's law with
+// the idle latency (~1 us) asks for ~33 KiB per SM (the README's "bytes in
+// flight"), but the depth was measured, not derived: 2 stages were 1.2% slower
+// than 4, 3 stages 0.4%, 6 the same as 4 (README, "tuning step 14").
 //
 // mbarriers. An mbarrier is a 64-bit object in shared memory that counts two
 // things for its current PHASE: arrivals still expected (set by
@@ -31,7 +33,7 @@
 // copy's `mbarrier::complete_tx::bytes` lowers the tx-count as the bytes
 // land. Waiting: phases alternate parity 0, 1, 0, 1...;
 // `mbarrier.try_wait.parity p` returns true once the phase of parity p has
-// completed. Round r of stage s (chunks j with j / 6 == r) is phase r, so the
+// completed. Round r of stage s (chunks j with j / 4 == r) is phase r, so the
 // consumers wait on full[s] with parity r & 1 and the producer, before
 // refilling stage s in round r, waits on empty[s] with parity (r - 1) & 1
 // (empty[s] completes when all 512 consumer threads have arrived: they have
@@ -58,7 +60,8 @@
 //
 // Correct for any n >= 1, int / float / double, any element-aligned start;
 // deterministic (a fixed order for a given n, start and GPU: the grid is the
-// SM count), exact for int, and finished like step 13 (last block). The
+// SM count), exact for int, and finished like step 13 by the last block, with
+// the ticket as one acq_rel fetch_add instead of two fences (step 12). The
 // device code is guarded with __CUDA_ARCH__ >= 900: builds for older GPUs
 // compile an empty kernel, and the host never launches it there (waiver).
 #pragma once
@@ -73,7 +76,7 @@
 
 namespace reduction {
 
-constexpr int kBulkStages = 6;
+constexpr int kBulkStages = 4;
 constexpr int kBulkStageBytes = 32 * 1024;
 constexpr int kBulkConsumerWarps = 16;
 constexpr int kBulkConsumers = kBulkConsumerWarps * 32;  // threads that read the buffers
@@ -105,9 +108,11 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 //   [0, head)            ordinary loads (up to the first 16-byte boundary)
 //   [head, tail)         whole chunks of kBulkStageBytes, chunk c to block c % gridDim.x
 //   [tail, n)            ordinary loads (fewer than one chunk)
-// Look for: more bytes in flight per SM than step 13 (192 KiB against
-// 128 KiB), all from ONE thread's requests; whether that beats the loads of
-// 2048 threads (the README worklog).
+// Chunks are dealt out round-robin, so at any moment the whole GPU reads one
+// compact window of memory (giving each block one contiguous range instead
+// measured 14% slower: README, "tuning step 14").
+// Look for: as many bytes in flight per SM as step 13 (128 KiB), all from
+// ONE thread's requests; whether that beats the loads of 2048 threads.
 template <class T, bool kEdges = true>
 __global__ void __launch_bounds__(kBulkThreads, 1)
 reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket, T* out) {
@@ -173,7 +178,7 @@ reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket,
 #pragma unroll
     for (int k = 1; k < kBulkVecsPerThread; ++k) v += acc[k];
     v = block_sum<kBulkThreads>(v);
-    last_block_finishes<kBulkThreads>(v, partial, ticket, out);
+    last_block_finishes<kBulkThreads, true>(v, partial, ticket, out);
 #else
     (void)in, (void)n, (void)partial, (void)ticket, (void)out;  // never launched below sm_90 (waiver)
 #endif
