@@ -1,7 +1,8 @@
 // launch.cuh - the small launch helpers every chapter used to write for itself.
 //
 //   ceil_div(a, b)            blocks needed to cover a items, b per block
-//   sm_count()                multiprocessors of the current device
+//   sm_count()                multiprocessors of the current device (common/gpu.cuh)
+//   request_dynamic_smem()    more than 48 KB of dynamic shared memory, or why not
 //   launch_string(g, b, smem) the launch column of the results table
 //   launch_cluster(...)       a launch with a thread-block-cluster size (Hopper)
 #pragma once
@@ -10,6 +11,7 @@
 #include <type_traits>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/gpu.cuh"
 
 namespace common {
 
@@ -20,20 +22,28 @@ constexpr A ceil_div(A a, B b) {
     return A((a + A(b) - 1) / A(b));
 }
 
-// Multiprocessors of the current device. Cached per device: launchers ask on
-// every launch, and a launch timed at microseconds should not pay a driver query.
-inline int sm_count() {
-    constexpr int kMaxDevices = 64;
-    static int cached[kMaxDevices] = {};
-    int dev = 0;
-    CHECK(cudaGetDevice(&dev));
-    if (dev >= kMaxDevices) {
-        int n = 0;
-        CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-        return n;
-    }
-    if (cached[dev] == 0) CHECK(cudaDeviceGetAttribute(&cached[dev], cudaDevAttrMultiProcessorCount, dev));
-    return cached[dev];
+// Multiprocessors of the current device (GPU_PROFILE's where one is set: common/gpu.cuh).
+inline int sm_count() { return gpu().sms; }
+
+// Lets `kernel` launch with `bytes` of dynamic shared memory (above 48 KB a
+// kernel must ask). Returns "" or, where this GPU (or GPU_PROFILE) allows
+// less, why not: the caller waives that kernel or picks a smaller plan; no
+// abort. The attribute only grows, so a plan made earlier for more still
+// launches. prefer_shared: also ask for the largest shared-memory carveout
+// (several such blocks per SM rather than more L1).
+template <class... Params>
+std::string request_dynamic_smem(void (*kernel)(Params...), size_t bytes, bool prefer_shared = false) {
+    const std::string why = smem_refusal(bytes);
+    if (!why.empty()) return why;
+    const void* k = reinterpret_cast<const void*>(kernel);
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, k));
+    if (bytes > size_t(a.maxDynamicSharedSizeBytes))
+        CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    if (prefer_shared)
+        CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                   int(cudaSharedmemCarveoutMaxShared)));
+    return "";
 }
 
 // "grid(128) block(256)", "grid(64,64) block(32,8)", "grid(4,4,3) block(256)",
