@@ -90,7 +90,7 @@ $(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp $
 endef
 # $(1) the chapter, $(2) one of its test sources
 define test_rule
-$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) tests/gpu_test.hpp $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) | check-nvcc check-gtest
+$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) $$(wildcard tests/*.hpp) $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$$(NVCC) $$(call nvflags,$(call prog,$(1))) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
 endef

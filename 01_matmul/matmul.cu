@@ -315,7 +315,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         // configuration, each checked; * = what the launchers pick (their own
         // plans, asked here, not re-derived); - = more splits than the split-K
         // scratch bound allows (the launcher would run fewer).
-        const matmul::Plan pick = matmul::choose_sgemmCpAsync(s.m, s.n, s.k, common::sm_count());
+        const matmul::Plan pick = matmul::choose_sgemmCpAsync(s.m, s.n, s.k, common::gpu());
         const matmul::Plan pick_sk = matmul::plan_for(s.m, s.n, s.k);
         const int max_splits = matmul::max_splits_in_scratch(s.m, s.n);
         std::printf("tune at %s: %% of cublasSgemm by configuration: sgemmCpAsync x split-K, then sgemmStreamK "

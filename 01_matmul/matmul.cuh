@@ -12,15 +12,18 @@
 // ~4.8 TB/s), so every kernel is limited by how often it goes back to
 // memory (global, then shared, then registers) per FMA. Each step moves the
 // data one level closer to the FMA units and reuses it more. The tensor-core
-// steps (11-15) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
+// steps (11-16) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
 // a different, less accurate product, with its own tolerance and its own
-// peer (cuBLAS in TF32); step 14 buys fp32 accuracy back with three TF32
+// peer (cuBLAS in TF32); step 16 buys fp32 accuracy back with three TF32
 // products per fp32 one.
 //
 // One step per file, in teaching order (steps/SS_kernelName.cuh: the kernel,
 // what to look for, its launcher, and the pitfall that breaks it, if any);
-// steps/pipeline.cuh holds the cp.async pieces steps 8, 9 and 11 share,
-// steps/hopper.cuh the TMA and wgmma pieces of steps 12-15. Every
+// helpers the steps include: steps/operands.cuh (tile order, scratch,
+// padded operands, split-K's sum), steps/pipeline.cuh (the cp.async pieces of
+// steps 8, 9 and 11), steps/tf32.cuh and steps/hopper.cuh (the TF32, TMA and
+// wgmma instructions). plans.cuh holds every configuration and which one
+// runs for a shape on this GPU. Every
 // kernel is correct for any M, N, K >= 1 (1 x 1 x 1, K = 1, primes, tall and
 // skinny, not tile multiples) and any float-aligned A, B, C (the 16-byte paths
 // check alignment and fall back, or pad a copy). The seeds' pitfall (an unguarded grid) is
@@ -38,15 +41,16 @@
 #include "01_matmul/steps/05_sgemm2DBlocktiling.cuh"
 #include "01_matmul/steps/06_sgemmVectorize.cuh"
 #include "01_matmul/steps/07_sgemmWarptiling.cuh"
-#include "01_matmul/steps/pipeline.cuh"
 #include "01_matmul/steps/08_sgemmCpAsync.cuh"
 #include "01_matmul/steps/09_sgemmStreamK.cuh"
-#include "01_matmul/steps/10_sgemmAutotuned.cuh"
 #include "01_matmul/steps/11_sgemmTf32Mma.cuh"
 #include "01_matmul/steps/12_sgemmTmaWgmma.cuh"
 #include "01_matmul/steps/13_sgemmTmaWgmmaWide.cuh"
-#include "01_matmul/steps/14_sgemm3xTf32.cuh"
-#include "01_matmul/steps/15_sgemmTmaWgmmaPersistent.cuh"
+#include "01_matmul/steps/14_sgemmTmaWgmmaPersistent.cuh"
+#include "01_matmul/steps/15_sgemmTmaWgmmaSplitK.cuh"
+#include "01_matmul/steps/16_sgemm3xTf32.cuh"
+#include "01_matmul/plans.cuh"                       // which configuration each launcher runs
+#include "01_matmul/steps/10_sgemmAutotuned.cuh"     // a launcher over plans.cuh's candidates
 
 namespace matmul {
 
@@ -58,7 +62,7 @@ using LaunchFn = std::string (*)(const float* A, const float* B, float* C, int M
 
 // What a kernel computes with: fp32 FMA (checked with the fp32 tolerance,
 // timed against cuBLAS fp32), TF32 tensor cores (the TF32 tolerance, against
-// cuBLAS TF32), or three TF32 products per fp32 one (step 14: its own
+// cuBLAS TF32), or three TF32 products per fp32 one (step 16: its own
 // tolerance, against cuBLAS fp32, whose accuracy it aims for).
 enum class Math { Fp32, Tf32, Tf32x3 };
 
@@ -84,19 +88,24 @@ inline const std::vector<Kernel>& kernels() {
         {"sgemm2DBlocktiling", launch_sgemm2DBlocktiling, "128x128 tile, 8x8 results per thread", false},
         {"sgemmVectorize", launch_sgemmVectorize, "16-byte loads, A transposed in smem, LDS.128", false},
         {"sgemmWarptiling", launch_sgemmWarptiling, "warp tiles 64x32, conflict-free LDS.128", false},
-        {"sgemmCpAsync", launch_sgemmCpAsync, "multi-stage cp.async pipeline, grouped blocks, split-K", false},
-        {"sgemmStreamK", launch_sgemmStreamK, "persistent blocks, equal shares of k-tiles (stream-K)", false},
-        {"sgemmAutotuned", launch_sgemmAutotuned, "the fastest configuration, measured once per shape", false},
+        {"sgemmCpAsync", launch_sgemmCpAsync, "multi-stage cp.async pipeline, grouped blocks, split-K", false,
+         Math::Fp32, waived_fp32_plans},
+        {"sgemmStreamK", launch_sgemmStreamK, "persistent blocks, equal shares of k-tiles (stream-K)", false,
+         Math::Fp32, waived_fp32_plans},
+        {"sgemmAutotuned", launch_sgemmAutotuned, "the fastest configuration, measured once per shape", false,
+         Math::Fp32, waived_fp32_plans},
         {"sgemmTf32Mma", launch_sgemmTf32Mma, "TF32 tensor cores: mma.sync m16n8k8 fed by cp.async", false,
          Math::Tf32, waived_sgemmTf32Mma},
         {"sgemmTmaWgmma", launch_sgemmTmaWgmma, "sm_90a: TMA + mbarrier ring, wgmma from shared memory", false,
-         Math::Tf32, hopper_waiver},
-        {"sgemmTmaWgmmaWide", launch_sgemmTmaWgmmaWide, "sm_90a: 256-wide tiles (wgmma n256), setmaxnreg, plan", false,
-         Math::Tf32, hopper_waiver},
+         Math::Tf32, waived_sgemmTmaWgmma},
+        {"sgemmTmaWgmmaWide", launch_sgemmTmaWgmmaWide, "sm_90a: 256-row tiles (wgmma n256), setmaxnreg", false,
+         Math::Tf32, waived_sgemmTmaWgmmaWide},
+        {"sgemmTmaWgmmaPersistent", launch_sgemmTmaWgmmaPersistent, "sm_90a: one block per SM walks the tiles",
+         false, Math::Tf32, waived_sgemmTmaWgmmaPersistent},
+        {"sgemmTmaWgmmaSplitK", launch_sgemmTmaWgmmaSplitK, "sm_90a: K in slices where C has few tiles", false,
+         Math::Tf32, waived_sgemmTmaWgmmaSplitK},
         {"sgemm3xTf32", launch_sgemm3xTf32, "sm_90a: x = big + small, 3 TF32 wgmmas: fp32 accuracy", false,
-         Math::Tf32x3, hopper_waiver},
-        {"sgemmTmaWgmmaPersistent", launch_sgemmTmaWgmmaPersistent, "sm_90a: step 13 on one block per SM, tile loop",
-         false, Math::Tf32, hopper_waiver},
+         Math::Tf32x3, waived_sgemm3xTf32},
     };
     return k;
 }
@@ -189,7 +198,7 @@ inline double tf32_tolerance(int K, double exact, double S, double Q) {
     return std::ldexp(1.0, -10) * (std::fabs(exact) + 8.0 * Q) + tolerance_factor(K) * S;
 }
 
-// 3xTF32 (step 14): x = x_big + x_small leaves |x - x_big - x_small| <=
+// 3xTF32 (step 16): x = x_big + x_small leaves |x - x_big - x_small| <=
 // 2^-23 |x| and the dropped a_small b_small is <= 2^-22 |a b|, so each
 // product is off by at most ~2^-21 |a_k b_k|: the TF32 model above with
 // 2^-21 in place of 2^-10 (rounded to nearest, no mean), plus fp32's.

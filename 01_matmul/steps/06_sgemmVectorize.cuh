@@ -7,6 +7,7 @@
 #include "common/check.cuh"
 #include "common/launch.cuh"
 #include "01_matmul/steps/05_sgemm2DBlocktiling.cuh"
+#include "01_matmul/steps/operands.cuh"  // aligned16
 
 namespace matmul {
 
@@ -14,7 +15,6 @@ namespace matmul {
 // A float4 access needs a 16-byte-aligned address: the matrices must start
 // on 16 bytes (an offset sub-matrix such as A + 1 does not) and every row
 // must too (K % 4 == 0 for A, N % 4 == 0 for B and C).
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // "" if A (M x K), B (K x N) and C (M x N) can be read and written as float4,
 // else why not (the launchers then run a 4-byte kernel and say so).

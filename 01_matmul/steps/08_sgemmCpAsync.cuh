@@ -77,15 +77,6 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
     store_acc<T>(partial ? partial + size_t(blockIdx.z) * M * N : C, acc, bm + wm0, bn + wn0, M, N);
 }
 
-// Split-K's second step: C = sum over the splits of their partial results.
-__global__ void splitKReduce(const float* __restrict__ partial, float* __restrict__ C, size_t mn, int splits) {
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
-        float s = partial[i];
-        for (int z = 1; z < splits; ++z) s += partial[size_t(z) * mn + i];
-        C[i] = s;
-    }
-}
-
 // ---- The launcher of one configuration --------------------------------------
 // sgemmCpAsync<T> with `splits` slices of K (1: no split; fewer where there
 // are fewer k-tiles, or where the partials would exceed kSplitKScratchMaxBytes).
@@ -95,11 +86,8 @@ std::string launch_sgemmCpAsync_with(const float* A, const float* B, float* C, i
     const PreparedB pb = prepare_b(B, N, K, pad_b);
     const bool b16 = pb.b16;
     auto kernel = b16 ? sgemmCpAsync<T, true> : sgemmCpAsync<T, false>;
-    static bool configured[2] = {false, false};
-    if (!configured[b16]) {
-        allow_dynamic_smem(kernel, T::SMEM);
-        configured[b16] = true;
-    }
+    const std::string refused = common::request_dynamic_smem(kernel, T::SMEM, true);
+    if (!refused.empty()) return "not launched: " + refused;
     const int k_tiles = common::ceil_div(K, T::BK);
     splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
     const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
@@ -115,49 +103,6 @@ std::string launch_sgemmCpAsync_with(const float* A, const float* B, float* C, i
         CHECK_LAUNCH();
     }
     return tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : c_what(C, N)) + pb.what;
-}
-
-// ---- The model: which configuration and split-K factor ----------------------
-// The configuration and split-K factor with the best modelled rate,
-//     rate x used x (blocks / (waves x slots)) x k / (k rounded up to BK + fixed) x (kSplitKCost if split),
-// i.e. the measured rate at large sizes, times the part of the tiles inside
-// C (M x N over the tiles' area), times the fraction of the last wave
-// that has work (SMs x blocks per SM slots per wave), times the share of
-// a block's time spent on useful k (short K slices pay the pipeline's fill
-// and drain, which overlaps less the fewer blocks share an SM), less the
-// extra pass over C that split-K costs. Split slices keep >= kMinSplitK of K,
-// and their partials fit kSplitKScratchMaxBytes.
-constexpr std::array<int, 7> kSplitFactors = {1, 2, 3, 4, 6, 8, 16};  // the model's, and --tune's columns
-constexpr int kMinSplitK = 256;
-constexpr double kSplitKCost = 0.95;
-inline Plan choose_sgemmCpAsync(int M, int N, int K, int sms) {
-    Plan best;
-    best.pad_b = pad_b_pays(M, N, K);
-    for (size_t c = 0; c < configs().size(); ++c) {
-        const Config& cfg = configs()[c];
-        const double tiles = double(common::ceil_div(M, cfg.bm)) * common::ceil_div(N, cfg.bn),
-                     slots = double(sms) * cfg.blocks_per_sm;
-        for (int s : kSplitFactors) {
-            if (s > 1 && (K / s < kMinSplitK || s > max_splits_in_scratch(M, N))) break;
-            const int k_slice = common::ceil_div(common::ceil_div(K, cfg.bk), s) * cfg.bk;
-            const double blocks = tiles * s, waves = std::ceil(blocks / slots);
-            const double k_used = double(K) / s;
-            const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);  // edge tiles' idle part
-            const double score =
-                cfg.rate * used * (blocks / (waves * slots)) * k_used / (k_slice + cfg.fixed) * (s > 1 ? kSplitKCost : 1.0);
-            if (score > best.score) {
-                best.config = int(c);
-                best.splits = s;
-                best.score = score;
-            }
-        }
-    }
-    return best;
-}
-
-// ---- The launcher ----------------------------------------------------------
-inline std::string launch_sgemmCpAsync(const float* A, const float* B, float* C, int M, int N, int K) {
-    return run_plan(choose_sgemmCpAsync(M, N, K, common::sm_count()), A, B, C, M, N, K);
 }
 
 }  // namespace matmul

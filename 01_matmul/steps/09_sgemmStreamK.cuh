@@ -257,16 +257,16 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     const PreparedB pb = prepare_b(B, N, K, pad_b);
     const bool b16 = pb.b16;
     auto kernel = b16 ? sgemmStreamK<T, true> : sgemmStreamK<T, false>;
-    static int per_sm[2] = {0, 0};
-    if (!per_sm[b16]) {
-        allow_dynamic_smem(kernel, T::SMEM);
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[b16], kernel, T::THREADS, T::SMEM));
-        if (per_sm[b16] < 1) {
-            std::fprintf(stderr, "sgemmStreamK %s: no block fits an SM\n", tile_name<T>().c_str());
-            std::exit(1);
-        }
-    }
-    const int resident = common::sm_count() * per_sm[b16];
+    const std::string refused = common::request_dynamic_smem(kernel, T::SMEM, true);
+    if (!refused.empty()) return "not launched: " + refused;
+    // Every block must be resident at once (owners wait for the blocks that share their tile):
+    // what the occupancy calculator allows, and no more than the shared memory
+    // GPU_PROFILE leaves one SM.
+    int per_sm = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, T::THREADS, T::SMEM));
+    per_sm = std::min(per_sm, common::blocks_per_sm_by_smem(common::gpu(), T::SMEM));
+    if (per_sm < 1) return "not launched: no block of " + tile_name<T>() + " fits an SM";
+    const int resident = common::sm_count() * per_sm;
     const StreamKLaunch L = plan_streamk(M, N, K, T::BM, T::BN, T::BK, slots > 0 ? std::min(slots, resident) : resident);
     float* partials = scratch(kStreamKPartials, size_t(L.blocks) * T::BM * T::BN);
     int* flags = streamk_flags(L.blocks);
@@ -277,55 +277,6 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     std::snprintf(s, sizeof s, " P%d tiles %lld = %d whole + %lld split", L.blocks, tiles, L.plan.dp_tiles,
                   tiles - L.plan.dp_tiles);
     return tile_name<T>() + s + c_what(C, N) + pb.what;
-}
-
-// ---- The model: stream-K or sgemmCpAsync ------------------------------------
-// Where stream-K pays: wave quantization. Among the configurations with tiles
-// of at least kStreamKMinTile x kStreamKMinTile (the smaller tiles' persistent
-// loop measured slower; README, worklog step 12) whose plan_streamk() splits
-// a last wave at most half full (or fewer tiles than half the slots), the one
-// with the best modelled rate,
-//     rate x used x (mean k-tiles per slot) / (k-tiles of the busiest block + fixed / BK),
-// with step 8's measured rate and fixed cost (columns of k); score -1 if
-// none qualifies.
-constexpr int kStreamKMinTile = 128;
-inline Plan choose_sgemmStreamK(int M, int N, int K, int sms) {
-    Plan best;
-    best.streamk = true;
-    best.pad_b = pad_b_pays(M, N, K);
-    for (size_t c = 0; c < configs().size(); ++c) {
-        const Config& cfg = configs()[c];
-        if (cfg.bm < kStreamKMinTile || cfg.bn < kStreamKMinTile) continue;
-        const int slots = sms * cfg.blocks_per_sm;
-        const StreamKLaunch L = plan_streamk(M, N, K, cfg.bm, cfg.bn, cfg.bk, slots);
-        const StreamK& p = L.plan;
-        const double tiles = double(p.tiles_m) * p.tiles_n;
-        if (!L.split()) continue;
-        const double busiest = double(p.dp_count(0, L.blocks)) * p.iters + p.sk_base + (p.sk_extra > 0);
-        const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);
-        const double score = cfg.rate * used * (tiles * p.iters / slots) / (busiest + double(cfg.fixed) / cfg.bk);
-        if (score > best.score) {
-            best.config = int(c);
-            best.score = score;
-        }
-    }
-    return best;
-}
-
-// What the model runs for M x N x K on `sms` SMs: sgemmStreamK where it
-// pays (a mostly idle last wave), else sgemmCpAsync's own choice. The one
-// decision that launch_sgemmStreamK, the autotuner's model and --tune ask.
-inline Plan plan_for(int M, int N, int K, int sms) {
-    const Plan sk = choose_sgemmStreamK(M, N, K, sms), dp = choose_sgemmCpAsync(M, N, K, sms);
-    return sk.score > dp.score ? sk : dp;
-}
-inline Plan plan_for(int M, int N, int K) { return plan_for(M, N, K, common::sm_count()); }
-
-// ---- The launcher ----------------------------------------------------------
-// The launch column says which kernel ran.
-inline std::string launch_sgemmStreamK(const float* A, const float* B, float* C, int M, int N, int K) {
-    const Plan p = plan_for(M, N, K);
-    return run_plan(p, A, B, C, M, N, K) + (p.streamk ? "" : " (ran sgemmCpAsync: no idle wave)");
 }
 
 }  // namespace matmul

@@ -9,32 +9,9 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include "common/timer.cuh"
-#include "01_matmul/steps/09_sgemmStreamK.cuh"
+#include "01_matmul/plans.cuh"
 
 namespace matmul {
-
-// ---- The candidates ---------------------------------------------------------
-// Every configuration as sgemmStreamK, then as sgemmCpAsync x split-K up to
-// kAutotuneMaxSplits slices (only those whose partials fit
-// kSplitKScratchMaxBytes: the search never grows the scratch past it).
-constexpr int kAutotuneMaxSplits = 8;
-inline std::vector<Plan> autotune_candidates(int M, int N, int K) {
-    std::vector<Plan> v;
-    for (int c = 0; c < int(configs().size()); ++c) {
-        Plan p;
-        p.config = c;
-        p.pad_b = pad_b_pays(M, N, K);
-        p.streamk = true;
-        v.push_back(p);
-        p.streamk = false;
-        for (int s : kSplitFactors)
-            if (s <= kAutotuneMaxSplits && s <= max_splits_in_scratch(M, N)) {
-                p.splits = s;
-                v.push_back(p);
-            }
-    }
-    return v;
-}
 
 // ---- The launcher ----------------------------------------------------------
 // sgemmAutotuned: the first call for a shape times every candidate (a
@@ -49,8 +26,9 @@ inline std::vector<Plan> autotune_candidates(int M, int N, int K) {
 constexpr double kAutotuneMinFlops = double(1 << 27);
 constexpr int kAutotuneWarmup = 1, kAutotuneReps = 3;
 inline std::string launch_sgemmAutotuned(const float* A, const float* B, float* C, int M, int N, int K) {
-    static std::map<std::array<int, 3>, Plan> cache;
-    const std::array<int, 3> key = {M, N, K};
+    static std::map<std::array<int, 4>, Plan> cache;  // per device and shape: another GPU, another answer
+    const common::Gpu& g = common::gpu();
+    const std::array<int, 4> key = {g.device, M, N, K};
     static const bool model_only = [] {
         const char* e = std::getenv("MATMUL_AUTOTUNE");
         return e && std::string(e) == "model";
@@ -58,10 +36,10 @@ inline std::string launch_sgemmAutotuned(const float* A, const float* B, float* 
     const bool measure = !model_only && 2.0 * M * N * K >= kAutotuneMinFlops;
     auto it = cache.find(key);
     if (it == cache.end()) {
-        Plan best = plan_for(M, N, K);
+        Plan best = plan_for(M, N, K, g);
         if (measure) {
             double best_ms = std::numeric_limits<double>::infinity();
-            for (const Plan& p : autotune_candidates(M, N, K)) {
+            for (const Plan& p : autotune_candidates(M, N, K, g)) {
                 const double ms = common::time_median_ms([&] { run_plan(p, A, B, C, M, N, K); }, kAutotuneWarmup,
                                                          kAutotuneReps);
                 if (ms < best_ms) {

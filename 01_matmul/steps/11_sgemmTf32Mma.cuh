@@ -38,33 +38,9 @@
 #include "common/check.cuh"
 #include "common/launch.cuh"
 #include "01_matmul/steps/pipeline.cuh"
+#include "01_matmul/steps/tf32.cuh"
 
 namespace matmul {
-
-// fp32 -> TF32, rounded to nearest (ties away from zero); the low 13 bits of
-// the result are 0. Without it the tensor cores would ignore those bits
-// (truncation: twice the error, and biased).
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-    uint32_t r;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-#else
-    r = __float_as_uint(x);
-#endif
-    return r;
-}
-
-// d += a * b, one m16n8k8 TF32 tile (fragments as above).
-__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    (void)d, (void)a, (void)b;
-#endif
-}
 
 // The tile: block BM x BN x BK, warp tile WM x WN (MI x NI mma tiles),
 // STAGES buffers, MINB blocks per SM.
@@ -78,9 +54,8 @@ struct MmaTile {
     static constexpr size_t SMEM = size_t(STAGES) * (A_STAGE + B_STAGE) * sizeof(float);
     static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0 && BM % WM == 0 && BN % WN == 0, "tile layout");
 };
-// 4 warps of 64 x 64 (4 x 8 mma tiles, 128 accumulators per thread), 3
-// stages of 35 KB: two blocks per SM.
-using MmaTile128 = MmaTile<128, 128, 32, 64, 64, 3, 2>;
+// plans.cuh's: 4 warps of 64 x 64 (4 x 8 mma tiles, 128 accumulators per
+// thread), 3 stages of 35 KB (two blocks per SM), 2 where that does not fit.
 
 // ROWS x COLS floats of a row-major matrix (pitch ld) from src into shared
 // memory (pitch LDS) with 16-byte cp.async, zero-filling rows >= rows_left
@@ -181,39 +156,13 @@ sgemmTf32Mma(const float* __restrict__ A, const float* __restrict__ B, float* __
         }
 }
 
-// ---- Where it runs, and the launcher -------------------------------------------
-// "" on a GPU of compute capability 8.0+ with code built for it, else why not.
-inline std::string waived_sgemmTf32Mma() {
-    static const std::string why = [] {
-        int dev = 0, major = 0, minor = 0;
-        CHECK(cudaGetDevice(&dev));
-        CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-        if (major < 8)
-            return "needs sm_80 (TF32 mma.sync); this GPU is sm_" + std::to_string(major * 10 + minor);
-        cudaFuncAttributes a;
-        CHECK(cudaFuncGetAttributes(&a, sgemmTf32Mma<MmaTile128>));
-        if (a.ptxVersion < 80)
-            return "needs sm_80 code; this program was built for compute_" + std::to_string(a.ptxVersion);
-        return std::string();
-    }();
-    return why;
-}
-
-// " C:4-byte" where the epilogue cannot store pairs (N odd or C not 8-byte aligned).
-inline std::string c_pairs_what(const float* C, int N) {
-    return N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0 ? "" : " C:4-byte";
-}
-
-inline std::string launch_sgemmTf32Mma(const float* A, const float* B, float* C, int M, int N, int K) {
-    using T = MmaTile128;
+// ---- The launcher ----------------------------------------------------------
+template <class T>
+std::string launch_sgemmTf32Mma_with(const float* A, const float* B, float* C, int M, int N, int K) {
+    const std::string refused = common::request_dynamic_smem(sgemmTf32Mma<T>, T::SMEM, true);
+    if (!refused.empty()) return "not launched: " + refused;
     const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");
     const PreparedB pb = prepare_b(B, N, K, true);
-    static bool configured = false;
-    if (!configured) {
-        allow_dynamic_smem(sgemmTf32Mma<T>, T::SMEM);
-        configured = true;
-    }
     const int grid = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
     sgemmTf32Mma<T><<<grid, T::THREADS, T::SMEM>>>(pa.b, pb.b, C, M, N, K, pa.ldb, pb.ldb);
     CHECK_LAUNCH();

@@ -44,6 +44,8 @@
 // (chunk(w, g) below, checked by hand in the comment; ncu's
 // l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld confirms it).
 //
+// One block computes one 128 x 128 tile of C.
+//
 // Any M, N, K: the TMA zero-fills outside the matrices; it needs 16-byte
 // aligned bases and row pitches that are multiples of 16 bytes, so where K
 // or N is not a multiple of 4 (or a base is misaligned) the launcher pads a
@@ -51,43 +53,29 @@
 // Look for: HGMMA.64x128x8.F32.TF32 in the SASS; the producer's one thread;
 // no __syncthreads() in the main loop (the mbarriers are the only sync).
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
-#include "01_matmul/steps/pipeline.cuh"
-#include "01_matmul/steps/08_sgemmCpAsync.cuh"
+#include "01_matmul/steps/operands.cuh"
 #include "01_matmul/steps/hopper.cuh"
 
 namespace matmul {
+namespace step12 {
 
-// The block's tile: BM rows of C (wgmma's N) x BN = 128 columns (two
+// The block's tile: BM = 128 rows of C (wgmma's N) x BN = 128 columns (two
 // consumer warpgroups x 64), k-tiles of BK = 32 (one 128-byte box row),
-// STAGES buffers of (BM + BN) x BK floats.
-// PRODUCER_REGS, CONSUMER_REGS: registers per thread the warpgroups ask
-// for with setmaxnreg (0: keep the launch's even share; step 13).
-template <int BM_, int STAGES_, int PRODUCER_REGS_ = 0, int CONSUMER_REGS_ = 0>
-struct WgmmaTile {
-    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2;
-    static constexpr int PRODUCER_REGS = PRODUCER_REGS_, CONSUMER_REGS = CONSUMER_REGS_;
+// STAGES = 6 buffers of (BM + BN) x BK floats (32 KB each).
+struct Tile {
+    static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 6, CONSUMERS = 2;
     static constexpr int THREADS = 128 * (1 + CONSUMERS);  // producer warpgroup + consumers
     static constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = A_FLOATS + B_FLOATS;
     static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
     static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
     static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t);
-    static_assert(BM == 128 || BM == 256, "wgmma widths provided: 128, 256");
 };
-using WgmmaTile128 = WgmmaTile<128, 6>;  // 32 KB a stage, 6 stages
-
-// D += A * B for one k8 step of a BM-wide tile.
-template <int BM>
-__device__ __forceinline__ void wgmma_tf32(float (&d)[BM / 2], const uint32_t (&a)[4], uint64_t desc) {
-    if constexpr (BM == 128) wgmma_m64n128k8_rs(d, a, desc);
-    else wgmma_m64n256k8_rs(d, a, desc);
-}
 
 // The B^T rows a consumer thread holds: columns n and n + 1 of the block's
 // tile, n = 32 * box + 4 * chunk + 2 * (g % 2). Warps w and w ^ 1 of a
@@ -158,23 +146,20 @@ __device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
 // kDropLastStep = true leaves out the last k8 step of the last k-tile: the
 // planted bug of the tests (a pipeline that stops one step early), never in
 // a kernel list.
-template <class T, bool kDropLastStep = false>
-__global__ void __launch_bounds__(T::THREADS, 1)
+template <bool kDropLastStep = false>
+__global__ void __launch_bounds__(Tile::THREADS, 1)
 sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
-              float* __restrict__ C, int M, int N, int K, int k_split, float* __restrict__ partial) {
+              float* __restrict__ C, int M, int N, int K) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    using T = Tile;
     extern __shared__ uint8_t smem_raw[];
     float* ring = ring_of<T>(smem_raw);
     uint64_t* full = reinterpret_cast<uint64_t*>(ring + T::STAGES * T::STAGE_FLOATS);
     uint64_t* empty = full + T::STAGES;
 
-    // Block x computes tiles x, x + gridDim.x, ... (one each where the grid has a block per tile;
-    // step 15 launches one block per SM). The ring's k-tile counter `it` runs on across tiles, so
-    // the producer fills the next tile's stages while the consumers store the last one.
-    const int tiles_m = (M + T::BM - 1) / T::BM, tiles_n = (N + T::BN - 1) / T::BN, tiles = tiles_m * tiles_n;
-    // Split-K (gridDim.y > 1, step 13): block y sums k in [y k_split, (y + 1) k_split),
-    // k_split a multiple of BK, into its own slice of `partial`.
-    const int k_begin = blockIdx.y * k_split, k_tiles = (min(K - k_begin, k_split) + T::BK - 1) / T::BK;
+    int bm, bn;
+    tile_origin<T>(blockIdx.x, (M + T::BM - 1) / T::BM, (N + T::BN - 1) / T::BN, &bm, &bn);
+    const int k_tiles = (K + T::BK - 1) / T::BK;
     const int warpgroup = threadIdx.x / 128;
 
     if (threadIdx.x == 0) {
@@ -187,31 +172,26 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
     __syncthreads();
 
     if (warpgroup == 0) {  // the producer: one thread asks for every tile
-        if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
-        if (threadIdx.x == 0) {
-            int it = 0;  // k-tiles through the ring so far
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                int bm, bn;
-                tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
-                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-                    const int s = it % T::STAGES;
-                    if (it >= T::STAGES) common::mbarrier_wait(&empty[s], (it / T::STAGES - 1) & 1);
-                    float* as = ring + s * T::STAGE_FLOATS;
-                    float* bs = as + T::A_FLOATS;
-                    common::mbarrier_arrive_expect_tx(&full[s], T::STAGE_BYTES);
-                    const int k = k_begin + kt * T::BK;
-                    tma_load_2d(as, &tma_a, k, bm, &full[s]);  // BM rows of A, k .. k + 31
+        if (threadIdx.x == 0)
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                const int s = kt % T::STAGES;
+                if (kt >= T::STAGES) common::mbarrier_wait(&empty[s], (kt / T::STAGES - 1) & 1);
+                float* as = ring + s * T::STAGE_FLOATS;
+                float* bs = as + T::A_FLOATS;
+                common::mbarrier_arrive_expect_tx(&full[s], T::STAGE_BYTES);
+                const int k = kt * T::BK;
+                tma_load_2d(as, &tma_a, k, bm, &full[s]);  // BM rows of A, k .. k + 31
 #pragma unroll
-                    for (int j = 0; j < T::BN / 32; ++j)  // BK rows of B, 32 columns a box
-                        tma_load_2d(bs + j * 32 * T::BK, &tma_b, bn + 32 * j, k, &full[s]);
-                }
+                for (int j = 0; j < T::BN / 32; ++j)  // BK rows of B, 32 columns a box
+                    tma_load_2d(bs + j * 32 * T::BK, &tma_b, bn + 32 * j, k, &full[s]);
             }
-        }
     } else {  // the consumers: warpgroup c = 1, 2 computes C^T rows bn + 64 (c - 1) .. + 63
-        if constexpr (T::CONSUMER_REGS > 0) setmaxnreg_inc<T::CONSUMER_REGS>();
         const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
         const BtRows rows(warpgroup - 1, warp, g);
         float acc[T::ACC];
+#pragma unroll
+        for (int i = 0; i < T::ACC; ++i) acc[i] = 0.0f;
+        fence_operands(acc);
         // The B^T fragments are wgmma's register operand, read asynchronously:
         // they must not change until a wait_group covers the wgmmas that read
         // them. Two sets alternate: k-tile kt loads `cur` while k-tile kt-1's
@@ -219,10 +199,9 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
         // fence_operands(prev) marks the last use of prev, so the compiler
         // cannot put cur in prev's registers before that point.
         uint32_t frag[2][T::BK / 8][4] = {};
-        int it = 0;  // as the producer's
         auto k_tile = [&](int kt, uint32_t (&cur)[T::BK / 8][4], uint32_t (&prev)[T::BK / 8][4]) {
-            const int s = it % T::STAGES;
-            common::mbarrier_wait(&full[s], (it / T::STAGES) & 1);  // the tiles of k-tile kt have landed
+            const int s = kt % T::STAGES;
+            common::mbarrier_wait(&full[s], (kt / T::STAGES) & 1);  // the tiles of k-tile kt have landed
             const float* as = ring + s * T::STAGE_FLOATS;
             load_bt_fragments<T>(as + T::A_FLOATS + rows.box * 32 * T::BK, rows, t, cur);
             wgmma_fence();  // the fragments were written by ordinary instructions
@@ -231,76 +210,55 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
 #pragma unroll
             for (int kk = 0; kk < T::BK / 8; ++kk)
                 if (!kDropLastStep || kt < k_tiles - 1 || kk < T::BK / 8 - 1)
-                    wgmma_tf32<T::BM>(acc, cur[kk], desc + 2 * kk);  // + 32 bytes of k
+                    wgmma_m64n128k8_rs(acc, cur[kk], desc + 2 * kk);  // + 32 bytes of k
             wgmma_commit();
             fence_operands(acc);
             wgmma_wait<1>();  // k-tile kt-1's wgmmas are done: its fragments and its buffer are free
             fence_operands(prev);
-            if (kt > 0) common::mbarrier_arrive(&empty[(it - 1) % T::STAGES]);
-            ++it;
+            if (kt > 0) common::mbarrier_arrive(&empty[(kt - 1) % T::STAGES]);
         };
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            int bm, bn;
-            tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
-#pragma unroll
-            for (int i = 0; i < T::ACC; ++i) acc[i] = 0.0f;
-            fence_operands(acc);
-            int kt = 0;
-            for (; kt + 1 < k_tiles; kt += 2) {
-                k_tile(kt, frag[0], frag[1]);
-                k_tile(kt + 1, frag[1], frag[0]);
-            }
-            if (kt < k_tiles) k_tile(kt, frag[0], frag[1]);
-            wgmma_wait<0>();
-            fence_operands(acc);
-            common::mbarrier_arrive(&empty[(it - 1) % T::STAGES]);  // the tile's last k-tile
-            store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, acc, bm + 2 * t, bn + rows.n(), M, N);
+        int kt = 0;
+        for (; kt + 1 < k_tiles; kt += 2) {
+            k_tile(kt, frag[0], frag[1]);
+            k_tile(kt + 1, frag[1], frag[0]);
         }
+        if (kt < k_tiles) k_tile(kt, frag[0], frag[1]);
+        wgmma_wait<0>();
+        fence_operands(acc);
+        store_ct<T>(C, acc, bm + 2 * t, bn + rows.n(), M, N);
     }
 #else
-    (void)tma_a, (void)tma_b, (void)C, (void)M, (void)N, (void)K, (void)k_split, (void)partial;  // waived
+    (void)tma_a, (void)tma_b, (void)C, (void)M, (void)N, (void)K;  // waived
 #endif
 }
 
+}  // namespace step12
+
 // ---- The launcher ----------------------------------------------------------
-// splits > 1: split-K into that many slices of K (step 13's plan; fewer
-// where K has fewer k-tiles), then splitKReduce (step 8) adds them.
-// max_blocks > 0: at most that many blocks, each walking tiles (step 15); 0: one per tile.
-template <class T, bool kDropLastStep = false>
-std::string launch_sgemmTmaWgmma_with(const float* A, const float* B, float* C, int M, int N, int K, int splits = 1,
-                                      int max_blocks = 0) {
-    const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");
+// One block per 128 x 128 tile of C.
+template <bool kDropLastStep = false>
+std::string launch_sgemmTmaWgmma_with(const float* A, const float* B, float* C, int M, int N, int K) {
+    using T = step12::Tile;
+    const std::string refused = common::request_dynamic_smem(step12::sgemmTmaWgmma<kDropLastStep>, T::SMEM);
+    if (!refused.empty()) return "not launched: " + refused;
+    const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");  // A is M rows of K
     const PreparedB pb = prepare_b(B, N, K, true);
     const CUtensorMap ma = tensor_map_2d(pa.b, M, K, pa.ldb, T::BM);  // boxes of BM rows x 32 k
     const CUtensorMap mb = tensor_map_2d(pb.b, K, N, pb.ldb, T::BK);  // boxes of 32 k x 32 n
-    static bool configured = false;
-    if (!configured) {
-        allow_dynamic_smem(sgemmTmaWgmma<T, kDropLastStep>, T::SMEM);
-        configured = true;
-    }
-    const int k_tiles = common::ceil_div(K, T::BK);
-    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
-    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
-    splits = common::ceil_div(K, k_split);  // no empty slice
-    const size_t mn = size_t(M) * N;
-    float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
-    const dim3 grid(max_blocks > 0 ? std::min(tiles, max_blocks) : tiles, splits);
-    sgemmTmaWgmma<T, kDropLastStep><<<grid, T::THREADS, T::SMEM>>>(ma, mb, C, M, N, K, k_split, partial);
+    step12::sgemmTmaWgmma<kDropLastStep><<<tiles, T::THREADS, T::SMEM>>>(ma, mb, C, M, N, K);
     CHECK_LAUNCH();
-    if (splits > 1) {
-        splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits);
-        CHECK_LAUNCH();
-    }
-    return std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" + std::to_string(T::BK) + " s" +
-           std::to_string(T::STAGES) + " 2 consumer WGs" + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
-           (max_blocks > 0 ? " persistent P" + std::to_string(grid.x) : "") +
-           (T::CONSUMER_REGS ? " regs " + std::to_string(T::CONSUMER_REGS) + "/" + std::to_string(T::PRODUCER_REGS) : "") +
-           c_pairs_what(C, N) + pa.what + pb.what;
+    return "128x128x32 s6 2 consumer WGs" + c_pairs_what(C, N) + pa.what + pb.what;
 }
 
 inline std::string launch_sgemmTmaWgmma(const float* A, const float* B, float* C, int M, int N, int K) {
-    return launch_sgemmTmaWgmma_with<WgmmaTile128>(A, B, C, M, N, K);
+    return launch_sgemmTmaWgmma_with(A, B, C, M, N, K);
+}
+
+// "" where it runs here, else why not.
+inline std::string waived_sgemmTmaWgmma() {
+    const std::string why = hopper_waiver();
+    return why.empty() ? common::smem_refusal(step12::Tile::SMEM) : why;
 }
 
 }  // namespace matmul

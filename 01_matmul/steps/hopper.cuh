@@ -26,7 +26,8 @@
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/mbarrier.cuh"
-#include "01_matmul/steps/11_sgemmTf32Mma.cuh"
+#include "common/gpu.cuh"
+#include "01_matmul/steps/tf32.cuh"
 
 namespace matmul {
 
@@ -235,27 +236,25 @@ __global__ void hopperProbe(int* has_sm90a) { *has_sm90a = 0; }
 #endif
 
 // "" where this program's wgmma code runs on this GPU, else why not: the GPU
-// must be compute capability 9.0 (sm_90a code runs there only) and the build
-// must contain sm_90a code (asked of the GPU by a one-thread kernel: a build
-// for sm_80 runs its compute_80 PTX on a Hopper GPU, without wgmma).
+// must be compute capability 9.0 (sm_90a code runs there only; GPU_PROFILE
+// may say otherwise) and the build must contain sm_90a code (asked of the
+// GPU by a one-thread kernel: a build for sm_80 runs its compute_80 PTX on a
+// Hopper GPU, without wgmma; cudaFuncGetAttributes cannot tell sm_90 from sm_90a).
 inline std::string hopper_waiver() {
-    static const std::string why = [] {
-        int dev = 0, major = 0, minor = 0;
-        CHECK(cudaGetDevice(&dev));
-        CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-        if (major != 9 || minor != 0)
-            return "needs sm_90a (TMA + wgmma, Hopper); this GPU is sm_" + std::to_string(major * 10 + minor);
+    const common::Gpu& g = common::gpu();
+    if (!g.sm90a())
+        return "needs sm_90a (TMA + wgmma, Hopper); this GPU is sm_" + std::to_string(g.cc) +
+               (g.cc != g.real_cc ? " (GPU_PROFILE)" : "");
+    static int has = -1;  // per process: the build is the same for every device
+    if (has < 0) {
         int* d = nullptr;
-        int has = 0;
         CHECK(cudaMalloc(&d, sizeof(int)));
         hopperProbe<<<1, 1>>>(d);
         CHECK_LAUNCH();
         CHECK(cudaMemcpy(&has, d, sizeof(int), cudaMemcpyDeviceToHost));
         CHECK(cudaFree(d));
-        return has ? std::string() : std::string("needs sm_90a code; this build has none (make ARCH=sm_90)");
-    }();
-    return why;
+    }
+    return has ? std::string() : std::string("needs sm_90a code; this build has none (make ARCH=sm_90)");
 }
 
 }  // namespace matmul

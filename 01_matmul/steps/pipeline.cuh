@@ -3,9 +3,9 @@
 //
 //   cp_async4/16, commit, wait  the copies global -> shared (sm_80+)
 //   Tile<...>                   one configuration: block, warp tile, stages
-//   CopyPlan, mma_k, store_acc, tile_origin   the kernels' building blocks
-//   scratch(), prepare_b()      the launchers' buffers and the B they read
-//   configs(), Plan, run_plan   the configurations and what a launcher runs
+//   CopyPlan, mma_k, store_acc  the kernels' building blocks
+// (operands.cuh: the tile order, scratch buffers, padded operands, split-K's sum;
+// plans.cuh: the configurations and which one runs.)
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/launch.cuh"
-#include "01_matmul/steps/07_sgemmWarptiling.cuh"
+#include "01_matmul/steps/operands.cuh"
 
 namespace matmul {
 
@@ -173,96 +173,6 @@ __device__ __forceinline__ void store_acc(float* out, const float (&acc)[T::TM][
     }
 }
 
-// Grouped tile order: tile t of tiles_m x tiles_n goes down groups of GROUP_M
-// tile rows, so tiles that run at the same time share A and B panels in L2.
-constexpr int GROUP_M = 8;
-template <class T>
-__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int* bm, int* bn) {
-    const int per_group = GROUP_M * tiles_n, first_m = (t / per_group) * GROUP_M;
-    const int group_m = min(tiles_m - first_m, GROUP_M);
-    *bm = (first_m + (t % per_group) % group_m) * T::BM;
-    *bn = ((t % per_group) / group_m) * T::BN;
-}
-
-// ---- Host side: scratch buffers, the B the kernels read ---------------------
-
-// Blocks of a grid-stride loop over n elements: enough to fill the GPU
-// (kGridStrideBlocksPerSm per SM), no more than there is work for.
-constexpr int kGridStrideBlocksPerSm = 8;
-inline int grid_stride_blocks(size_t n, int threads) {
-    return int(std::min<size_t>(common::ceil_div(n, size_t(threads)), size_t(kGridStrideBlocksPerSm) * common::sm_count()));
-}
-
-// A grow-only device buffer (the launchers' scratch: split-K partials, padded
-// B, stream-K partials). Allocated on the first (checked, untimed) launch,
-// kept: a launcher that allocated inside the timed region would time cudaMalloc.
-// The split-K partials are bounded: a launcher never asks for more than
-// kSplitKScratchMaxBytes of them (it runs fewer splits instead; see
-// max_splits_in_scratch), so the autotuner's search cannot grow them to
-// 8 x M x N floats (2 GiB at 8192^2) and keep that for the whole run.
-enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kScratchKinds };
-constexpr size_t kSplitKScratchMaxBytes = size_t(256) << 20;  // 256 MiB: 4 slices of a 4096^2 C
-struct ScratchBuffers {
-    float* p[kScratchKinds] = {};
-    size_t floats[kScratchKinds] = {};
-};
-inline ScratchBuffers& scratch_buffers() {
-    static ScratchBuffers s;
-    return s;
-}
-inline float* scratch(Scratch which, size_t floats) {
-    ScratchBuffers& s = scratch_buffers();
-    if (floats > s.floats[which]) {
-        if (s.p[which]) CHECK(cudaFree(s.p[which]));
-        CHECK(cudaMalloc(&s.p[which], floats * sizeof(float)));
-        s.floats[which] = floats;
-    }
-    return s.p[which];
-}
-// Bytes held now by one kind of scratch (the tests check the split-K bound).
-inline size_t scratch_bytes(Scratch which) { return scratch_buffers().floats[which] * sizeof(float); }
-
-// The most split-K slices whose partial results (splits x M x N floats) fit
-// in kSplitKScratchMaxBytes; at least 1 (one slice needs no partials).
-inline int max_splits_in_scratch(int M, int N) {
-    const size_t per_split = size_t(M) * N * sizeof(float);
-    return int(std::max<size_t>(1, std::min<size_t>(kSplitKScratchMaxBytes / per_split, 1 << 20)));
-}
-
-// B copied into rows of ldb floats (ldb = N rounded up to 4), zero-padded.
-__global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
-    const size_t total = size_t(K) * ldb;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
-        const int r = int(i / ldb), c = int(i % ldb);
-        Bp[i] = c < N ? B[size_t(r) * N + c] : 0.0f;
-    }
-}
-
-// The B that sgemmCpAsync and sgemmStreamK read: B itself where it can be
-// read with 16-byte copies (N % 4 == 0 and B 16-byte aligned), else with
-// `pad` a copy with rows of ldb = N rounded up to 4 floats in an aligned
-// buffer (one pass over B), else B with 4-byte copies. The tensor-core steps
-// pad A the same way (`which` = kPaddedA, `name` "A": A is M rows of K).
-struct PreparedB {
-    const float* b;    // what the kernel reads
-    int ldb;           // its row pitch in floats
-    bool b16;          // 16-byte copies (the kernel's B16)
-    std::string what;  // for the launch column
-};
-inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which = kPaddedB, const char* name = "B") {
-    const bool direct16 = N % 4 == 0 && aligned16(B);
-    const std::string why = N % 4 != 0 || direct16 ? "" : std::string(" (") + name + " not 16-byte aligned)";
-    pad = pad && !direct16;
-    const bool b16 = direct16 || pad;
-    if (!pad) return {B, N, b16, b16 ? "" : std::string(" ") + name + ":4-byte" + why};
-    const int ldb = common::ceil_div(N, 4) * 4;
-    const size_t total = size_t(K) * ldb;
-    float* bp = scratch(which, total);
-    padColumns<<<grid_stride_blocks(total, 256), 256>>>(B, bp, K, N, ldb);
-    CHECK_LAUNCH();
-    return {bp, ldb, true, std::string(" ") + name + " padded" + why};
-}
-
 // What the epilogue does with C: store_acc writes float4 where N % 4 == 0
 // and C is 16-byte aligned, 4-byte stores otherwise; the launch column says
 // so where only the alignment stops it.
@@ -270,85 +180,11 @@ inline std::string c_what(const float* C, int N) {
     return N % 4 == 0 && !aligned16(C) ? " C:4-byte (not 16-byte aligned)" : "";
 }
 
-// > 48 KB of dynamic shared memory must be asked for, once per kernel.
-template <class Kernel>
-void allow_dynamic_smem(Kernel kernel, size_t bytes) {
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               int(cudaSharedmemCarveoutMaxShared)));
-}
-
 template <class T>
 std::string tile_name() {
     char s[64];
     std::snprintf(s, sizeof s, "%dx%dx%d w%dx%d s%d", T::BM, T::BN, T::BK, T::WM, T::WN, T::STAGES);
     return s;
-}
-
-// ---- The configurations, and what a launcher runs ---------------------------
-
-// One configuration's launchers (defined in steps 8 and 9): sgemmCpAsync with
-// `splits` slices of K (1: no split), and sgemmStreamK planned for `slots`
-// resident blocks (0: what fits the GPU). pad_b: where B cannot be read with
-// 16-byte copies, copy it to a 16-byte pitch first (else 4-byte copies of B).
-template <class T>
-std::string launch_sgemmCpAsync_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
-                                     bool pad_b = true);
-template <class T>
-std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, int M, int N, int K, bool pad_b = true,
-                                     int slots = 0);
-
-// The configurations `--tune` compares; the launchers pick among them.
-using Tile128 = Tile<128, 128, 16, 64, 32, 3, 2>;        // 8 warps, 8 x 8 per thread, 2 blocks per SM
-using Tile128k32 = Tile<128, 128, 32, 64, 32, 3, 2>;     // BK 32: half the barriers per FMA (100 KB)
-using Tile128x256 = Tile<128, 256, 16, 64, 64, 3, 1>;    // 8 x 16 per thread: 6 LDS.128 per 128 FFMA
-using Tile128x256k32 = Tile<128, 256, 32, 64, 64, 3, 1>; // the same, BK 32 (149 KB)
-using Tile256x128 = Tile<256, 128, 16, 64, 64, 3, 1>;    // 8 x 16 per thread, tall
-using Tile128x64 = Tile<128, 64, 16, 64, 32, 4, 3>;      // 4 warps, for grids with few large tiles
-using Tile64 = Tile<64, 64, 16, 32, 32, 4, 4>;           // 4 warps, 4 x 8 per thread
-
-struct Config {
-    const char* name;
-    std::string (*launch)(const float*, const float*, float*, int, int, int, int splits, bool pad_b);
-    std::string (*streamk)(const float*, const float*, float*, int, int, int, bool pad_b, int slots);
-    int bm, bn, bk, blocks_per_sm;
-    double rate;   // the models' rate: fraction of cuBLAS at 4096^3 and 8192^3 from --tune (step 8's model)
-    double fixed;  // per-block cost of filling and draining the pipeline, in units of k (step 8's model)
-};
-#define MATMUL_CONFIG(T) launch_sgemmCpAsync_with<T>, launch_sgemmStreamK_with<T>, T::BM, T::BN, T::BK
-inline const std::vector<Config>& configs() {
-    static const std::vector<Config> c = {
-        {"128x128x16 s3", MATMUL_CONFIG(Tile128), 2, 0.87, 20},
-        {"128x128x32 s3", MATMUL_CONFIG(Tile128k32), 2, 0.90, 20},
-        {"128x256x16 s3", MATMUL_CONFIG(Tile128x256), 1, 0.92, 50},
-        {"128x256x32 s3", MATMUL_CONFIG(Tile128x256k32), 1, 0.93, 50},
-        {"256x128x16 s3", MATMUL_CONFIG(Tile256x128), 1, 0.83, 50},
-        {"128x64x16 s4", MATMUL_CONFIG(Tile128x64), 3, 0.84, 15},
-        {"64x64x16 s4", MATMUL_CONFIG(Tile64), 4, 0.80, 10},
-    };
-    return c;
-}
-#undef MATMUL_CONFIG
-
-// What a launcher runs for one shape: the decision of steps 8-10, in one
-// place (plan_sgemmCpAsync, plan_for, the autotuner's pick), and what
-// `--tune` marks with a `*`.
-struct Plan {
-    int config = 0;       // index into configs()
-    int splits = 1;       // sgemmCpAsync's split-K slices (1: none); unused for stream-K
-    bool streamk = false; // sgemmStreamK instead of sgemmCpAsync
-    bool pad_b = false;   // where B cannot be read with 16-byte copies, copy it to a 16-byte pitch first
-    double score = -1;    // the model's rate (fraction of cuBLAS); -1: nothing qualifies
-};
-
-// Padding B costs a pass over it and a launch: only worth it where the
-// product is large (kPadBMinMacs multiply-adds and more).
-constexpr double kPadBMinMacs = double(1 << 30);
-inline bool pad_b_pays(int M, int N, int K) { return double(M) * N * K >= kPadBMinMacs; }
-
-inline std::string run_plan(const Plan& p, const float* A, const float* B, float* C, int M, int N, int K) {
-    const Config& cfg = configs()[p.config];
-    return p.streamk ? cfg.streamk(A, B, C, M, N, K, p.pad_b, 0) : cfg.launch(A, B, C, M, N, K, p.splits, p.pad_b);
 }
 
 }  // namespace matmul

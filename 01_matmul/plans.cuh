@@ -1,0 +1,336 @@
+// plans.cuh - 01_matmul's choices. The steps hold kernels, each with a
+// launcher that takes its configuration as a parameter; this file holds
+// every configuration, the one model that scores them for a shape, the rule
+// that a plan must fit the GPU it runs on (common/gpu.cuh: shared memory per
+// block and per SM, SMs; GPU_PROFILE lowers them), and the launchers the
+// kernel list calls, which ask it what to run.
+//
+//   modelled_rate()          the one scoring function (fp32 and TF32 plans alike)
+//   configs()                sgemmCpAsync / sgemmStreamK configurations (steps 8-10)
+//   plan_for()               sgemmCpAsync x split-K, or sgemmStreamK: what steps 8-10 run
+//   autotune_candidates()    what sgemmAutotuned (step 10) times
+//   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16)
+//
+// Every plan is picked from what fits: a configuration whose shared memory
+// exceeds what one block may have is never a candidate, and blocks per SM
+// count only the blocks whose shared memory fits one SM. Where nothing
+// fits, the kernel is waived with the reason (waived_*()).
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+#include "common/gpu.cuh"
+#include "common/launch.cuh"
+#include "01_matmul/steps/08_sgemmCpAsync.cuh"
+#include "01_matmul/steps/09_sgemmStreamK.cuh"
+#include "01_matmul/steps/11_sgemmTf32Mma.cuh"
+#include "01_matmul/steps/12_sgemmTmaWgmma.cuh"
+#include "01_matmul/steps/13_sgemmTmaWgmmaWide.cuh"
+#include "01_matmul/steps/14_sgemmTmaWgmmaPersistent.cuh"
+#include "01_matmul/steps/15_sgemmTmaWgmmaSplitK.cuh"
+#include "01_matmul/steps/16_sgemm3xTf32.cuh"
+
+namespace matmul {
+
+// ---- The model ---------------------------------------------------------------
+// What a tile configuration is to the model: its shape, how many of its
+// blocks one SM holds, its rate at large sizes (a fraction of the peer's, so
+// that configurations compare) and the per-block cost of filling and
+// draining its pipeline, in columns of k.
+struct TileModel {
+    int bm, bn, bk, blocks_per_sm;
+    double rate, fixed;
+};
+
+// The modelled rate of M x N x K on `sms` SMs with K cut into `splits` slices:
+//     rate x used x (blocks / (waves x slots)) x k / (k rounded up to BK + fixed) x (split_cost if split),
+// i.e. the rate at large sizes, times the part of the tiles inside C (M x N
+// over the tiles' area), times the fraction of the last wave that has work,
+// times the share of a block's time spent on useful k (short slices pay the
+// pipeline's fill and drain), less the extra pass over C that split-K costs.
+inline double modelled_rate(const TileModel& t, int M, int N, int K, int splits, int sms, double split_cost) {
+    const double tiles = double(common::ceil_div(M, t.bm)) * common::ceil_div(N, t.bn);
+    const double slots = double(sms) * t.blocks_per_sm, blocks = tiles * splits, waves = std::ceil(blocks / slots);
+    const int k_slice = common::ceil_div(common::ceil_div(K, t.bk), splits) * t.bk;
+    const double used = double(M) * N / (tiles * t.bm * t.bn);
+    return t.rate * used * (blocks / (waves * slots)) * (double(K) / splits) / (k_slice + t.fixed) *
+           (splits > 1 ? split_cost : 1.0);
+}
+
+// Split-K factors the plans consider; a slice keeps >= kMinSplitK of K, and
+// the slices' partials fit kSplitKScratchMaxBytes (operands.cuh).
+constexpr std::array<int, 7> kSplitFactors = {1, 2, 3, 4, 6, 8, 16};  // also --tune's columns
+constexpr int kMinSplitK = 256;
+inline bool split_allowed(int splits, int M, int N, int K) {
+    return splits == 1 || (K / splits >= kMinSplitK && splits <= max_splits_in_scratch(M, N));
+}
+
+// ---- fp32: sgemmCpAsync and sgemmStreamK (steps 8-10) --------------------------
+// The configurations --tune compares (block tile, warp tile, stages, blocks
+// per SM asked of the register allocator).
+using Tile128 = Tile<128, 128, 16, 64, 32, 3, 2>;        // 8 warps, 8 x 8 per thread, 2 blocks per SM
+using Tile128k32 = Tile<128, 128, 32, 64, 32, 3, 2>;     // BK 32: half the barriers per FMA
+using Tile128x256 = Tile<128, 256, 16, 64, 64, 3, 1>;    // 8 x 16 per thread: 6 LDS.128 per 128 FFMA
+using Tile128x256k32 = Tile<128, 256, 32, 64, 64, 3, 1>; // the same, BK 32
+using Tile256x128 = Tile<256, 128, 16, 64, 64, 3, 1>;    // 8 x 16 per thread, tall
+using Tile128x64 = Tile<128, 64, 16, 64, 32, 4, 3>;      // 4 warps, for grids with few large tiles
+using Tile64 = Tile<64, 64, 16, 32, 32, 4, 4>;           // 4 warps, 4 x 8 per thread
+
+// rate: the configuration's fraction of cuBLAS SGEMM at 4096^3 and 8192^3,
+// as `./matmul --tune` and `./matmul --tune --m 8192 --n 8192 --k 8192`
+// measured it on the H200 (README, "Bigger tiles"). fixed: columns of k per
+// block for the pipeline's fill and drain, set so that the model ranks
+// `./matmul --tune --m 1024 --n 1024 --k 1024`'s measured times in order.
+struct Config {
+    const char* name;
+    std::string (*launch)(const float*, const float*, float*, int, int, int, int splits, bool pad_b);
+    std::string (*streamk)(const float*, const float*, float*, int, int, int, bool pad_b, int slots);
+    int bm, bn, bk;
+    size_t smem;
+    int blocks_per_sm;  // the register allocator's target (MINB); shared memory may allow fewer
+    double rate, fixed;
+};
+#define MATMUL_CONFIG(T) launch_sgemmCpAsync_with<T>, launch_sgemmStreamK_with<T>, T::BM, T::BN, T::BK, T::SMEM
+inline const std::vector<Config>& configs() {
+    static const std::vector<Config> c = {
+        {"128x128x16 s3", MATMUL_CONFIG(Tile128), 2, 0.87, 20},
+        {"128x128x32 s3", MATMUL_CONFIG(Tile128k32), 2, 0.90, 20},
+        {"128x256x16 s3", MATMUL_CONFIG(Tile128x256), 1, 0.92, 50},
+        {"128x256x32 s3", MATMUL_CONFIG(Tile128x256k32), 1, 0.93, 50},
+        {"256x128x16 s3", MATMUL_CONFIG(Tile256x128), 1, 0.83, 50},
+        {"128x64x16 s4", MATMUL_CONFIG(Tile128x64), 3, 0.84, 15},
+        {"64x64x16 s4", MATMUL_CONFIG(Tile64), 4, 0.80, 10},
+    };
+    return c;
+}
+#undef MATMUL_CONFIG
+
+// Blocks of configuration c that one SM of `g` holds (0: it does not fit).
+inline int blocks_per_sm(const Config& c, const common::Gpu& g) {
+    if (c.smem > g.smem_per_block) return 0;
+    return std::min(c.blocks_per_sm, common::blocks_per_sm_by_smem(g, c.smem));
+}
+inline TileModel model_of(const Config& c, const common::Gpu& g) {
+    return {c.bm, c.bn, c.bk, blocks_per_sm(c, g), c.rate, c.fixed};
+}
+
+// What a launcher of steps 8-10 runs for one shape, and what `--tune` marks with a `*`.
+struct Plan {
+    int config = 0;       // index into configs()
+    int splits = 1;       // sgemmCpAsync's split-K slices (1: none); unused for stream-K
+    bool streamk = false; // sgemmStreamK instead of sgemmCpAsync
+    bool pad_b = false;   // where B cannot be read with 16-byte copies, copy it to a 16-byte pitch first
+    double score = -1;    // the model's rate (fraction of cuBLAS); -1: nothing qualifies
+};
+
+// Padding B costs a pass over it and a launch: only worth it where the
+// product is large (kPadBMinMacs multiply-adds and more).
+constexpr double kPadBMinMacs = double(1 << 30);
+inline bool pad_b_pays(int M, int N, int K) { return double(M) * N * K >= kPadBMinMacs; }
+
+// sgemmCpAsync: the fitting configuration and split-K factor with the best modelled rate.
+constexpr double kSplitKCost = 0.95;
+inline Plan choose_sgemmCpAsync(int M, int N, int K, const common::Gpu& g) {
+    Plan best;
+    best.pad_b = pad_b_pays(M, N, K);
+    for (size_t c = 0; c < configs().size(); ++c) {
+        const TileModel t = model_of(configs()[c], g);
+        if (t.blocks_per_sm == 0) continue;
+        for (int s : kSplitFactors) {
+            if (!split_allowed(s, M, N, K)) break;
+            const double score = modelled_rate(t, M, N, K, s, g.sms, kSplitKCost);
+            if (score > best.score) {
+                best.config = int(c);
+                best.splits = s;
+                best.score = score;
+            }
+        }
+    }
+    return best;
+}
+
+// sgemmStreamK pays where the tiles leave the last wave mostly idle. Among
+// the fitting configurations with tiles of at least kStreamKMinTile square
+// (the smaller tiles' persistent loop measured slower; README, worklog)
+// whose plan_streamk() splits a last wave at most half full, the best of
+//     rate x used x (mean k-tiles per slot) / (k-tiles of the busiest block + fixed / BK);
+// score -1 if none qualifies.
+constexpr int kStreamKMinTile = 128;
+inline Plan choose_sgemmStreamK(int M, int N, int K, const common::Gpu& g) {
+    Plan best;
+    best.streamk = true;
+    best.pad_b = pad_b_pays(M, N, K);
+    for (size_t c = 0; c < configs().size(); ++c) {
+        const Config& cfg = configs()[c];
+        const int per_sm = blocks_per_sm(cfg, g);
+        if (per_sm == 0 || cfg.bm < kStreamKMinTile || cfg.bn < kStreamKMinTile) continue;
+        const int slots = g.sms * per_sm;
+        const StreamKLaunch L = plan_streamk(M, N, K, cfg.bm, cfg.bn, cfg.bk, slots);
+        if (!L.split()) continue;
+        const StreamK& p = L.plan;
+        const double tiles = double(p.tiles_m) * p.tiles_n;
+        const double busiest = double(p.dp_count(0, L.blocks)) * p.iters + p.sk_base + (p.sk_extra > 0);
+        const double used = double(M) * N / (tiles * cfg.bm * cfg.bn);
+        const double score = cfg.rate * used * (tiles * p.iters / slots) / (busiest + cfg.fixed / cfg.bk);
+        if (score > best.score) {
+            best.config = int(c);
+            best.score = score;
+        }
+    }
+    return best;
+}
+
+// What steps 8-10's model runs for M x N x K: sgemmStreamK where it pays (a
+// mostly idle last wave), else sgemmCpAsync's own choice.
+inline Plan plan_for(int M, int N, int K, const common::Gpu& g) {
+    const Plan sk = choose_sgemmStreamK(M, N, K, g), dp = choose_sgemmCpAsync(M, N, K, g);
+    return sk.score > dp.score ? sk : dp;
+}
+inline Plan plan_for(int M, int N, int K) { return plan_for(M, N, K, common::gpu()); }
+
+inline std::string run_plan(const Plan& p, const float* A, const float* B, float* C, int M, int N, int K) {
+    const Config& cfg = configs()[p.config];
+    return p.streamk ? cfg.streamk(A, B, C, M, N, K, p.pad_b, 0) : cfg.launch(A, B, C, M, N, K, p.splits, p.pad_b);
+}
+
+// sgemmAutotuned's candidates: every fitting configuration as sgemmStreamK,
+// then as sgemmCpAsync x split-K up to kAutotuneMaxSplits slices (only those
+// whose partials fit kSplitKScratchMaxBytes).
+constexpr int kAutotuneMaxSplits = 8;
+inline std::vector<Plan> autotune_candidates(int M, int N, int K, const common::Gpu& g) {
+    std::vector<Plan> v;
+    for (int c = 0; c < int(configs().size()); ++c) {
+        if (blocks_per_sm(configs()[c], g) == 0) continue;
+        Plan p;
+        p.config = c;
+        p.pad_b = pad_b_pays(M, N, K);
+        p.streamk = true;
+        v.push_back(p);
+        p.streamk = false;
+        for (int s : kSplitFactors)
+            if (s <= kAutotuneMaxSplits && s <= max_splits_in_scratch(M, N)) {
+                p.splits = s;
+                v.push_back(p);
+            }
+    }
+    return v;
+}
+
+// "" where some configuration fits this GPU, else why not (steps 8-10).
+inline std::string waived_fp32_plans() {
+    for (const Config& c : configs())
+        if (blocks_per_sm(c, common::gpu()) > 0) return "";
+    return common::smem_refusal(configs().back().smem);
+}
+
+inline std::string launch_sgemmCpAsync(const float* A, const float* B, float* C, int M, int N, int K) {
+    return run_plan(choose_sgemmCpAsync(M, N, K, common::gpu()), A, B, C, M, N, K);
+}
+// The launch column says which kernel ran.
+inline std::string launch_sgemmStreamK(const float* A, const float* B, float* C, int M, int N, int K) {
+    const Plan p = plan_for(M, N, K);
+    return run_plan(p, A, B, C, M, N, K) + (p.streamk ? "" : " (ran sgemmCpAsync: no idle wave)");
+}
+
+// ---- TF32: sgemmTf32Mma (step 11) ----------------------------------------------
+// 3 stages of 35 KB (two blocks per SM) where a block may have 105 KB, else 2 stages.
+using MmaTile128 = MmaTile<128, 128, 32, 64, 64, 3, 2>;
+using MmaTile128s2 = MmaTile<128, 128, 32, 64, 64, 2, 2>;
+inline std::string waived_sgemmTf32Mma() {
+    std::string why = common::cc_refusal(80, "TF32 mma.sync");
+    if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(sgemmTf32Mma<MmaTile128s2>), 80);
+    if (why.empty()) why = common::smem_refusal(MmaTile128s2::SMEM);
+    return why;
+}
+inline std::string launch_sgemmTf32Mma(const float* A, const float* B, float* C, int M, int N, int K) {
+    return common::smem_refusal(MmaTile128::SMEM).empty() ? launch_sgemmTf32Mma_with<MmaTile128>(A, B, C, M, N, K)
+                                                          : launch_sgemmTf32Mma_with<MmaTile128s2>(A, B, C, M, N, K);
+}
+
+// ---- TF32: the TMA + wgmma steps (13-16) ----------------------------------------
+// Wide: 256 x 128 tiles, 4 stages of 48 KB, setmaxnreg 40 / 232 (step 13);
+// narrow: 128 x 128 tiles, 6 stages of 32 KB (step 12's). 3xTF32 (step 16):
+// 128 x 128 tiles, 4 stages of 48 KB (A_big, A_small, B), setmaxnreg.
+template <template <int, int, int, int> class Tile>
+struct WgmmaTiles {
+    using Wide = Tile<256, 4, 40, 232>;
+    using Narrow = Tile<128, 6, 0, 0>;
+};
+using Split3Tile = step16::Tile<128, 4, 40, 232>;
+
+// rate: each tile's fraction of cuBLAS TF32 at 4096^3 and 8192^3, as
+// `./matmul --kernel sgemmTmaWgmmaWide` and `--kernel sgemmTmaWgmma` measured
+// them on the H200 (README); fixed: the per-block pipeline fill and the
+// epilogue, in columns of k. One block per SM.
+constexpr TileModel kWideModel = {256, 128, 32, 1, 1.00, 96}, kNarrowModel = {128, 128, 32, 1, 0.80, 64};
+constexpr double kTf32SplitCost = 0.9;  // the partials' extra pass over C
+
+// The plan of one shape for steps 13-16: the tile (wide or narrow) and split-K slices.
+struct Tf32Plan {
+    bool wide = true;
+    int splits = 1;
+    double score = -1;  // -1: no tile fits this GPU
+};
+// Among the tiles that fit (wide_smem, narrow_smem: 0 = not a candidate)
+// and, where max_splits > 1, split-K factors, the best modelled rate.
+inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide_smem, size_t narrow_smem,
+                          int max_splits) {
+    Tf32Plan best;
+    for (bool wide : {true, false}) {
+        const size_t smem = wide ? wide_smem : narrow_smem;
+        if (smem == 0 || smem > g.smem_per_block) continue;
+        for (int s : kSplitFactors) {
+            if (s > max_splits || !split_allowed(s, M, N, K)) break;
+            const double score = modelled_rate(wide ? kWideModel : kNarrowModel, M, N, K, s, g.sms, kTf32SplitCost);
+            if (score > best.score) best = {wide, s, score};
+        }
+    }
+    return best;
+}
+constexpr int kNoSplit = 1, kAnySplit = 1 << 20;
+template <template <int, int, int, int> class Tile>
+Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
+    return plan_tf32(M, N, K, g, WgmmaTiles<Tile>::Wide::SMEM, WgmmaTiles<Tile>::Narrow::SMEM, max_splits);
+}
+inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
+    return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit);
+}
+
+// "" where the step's sm_90a code runs here and one of its tiles fits, else why not.
+inline std::string waived_wgmma(size_t smallest_smem) {
+    const std::string why = hopper_waiver();
+    return why.empty() ? common::smem_refusal(smallest_smem) : why;
+}
+inline std::string waived_sgemmTmaWgmmaWide() { return waived_wgmma(WgmmaTiles<step13::Tile>::Narrow::SMEM); }
+inline std::string waived_sgemmTmaWgmmaPersistent() { return waived_wgmma(WgmmaTiles<step14::Tile>::Narrow::SMEM); }
+inline std::string waived_sgemmTmaWgmmaSplitK() { return waived_wgmma(WgmmaTiles<step15::Tile>::Narrow::SMEM); }
+inline std::string waived_sgemm3xTf32() { return waived_wgmma(Split3Tile::SMEM); }
+
+inline std::string launch_sgemmTmaWgmmaWide(const float* A, const float* B, float* C, int M, int N, int K) {
+    using W = WgmmaTiles<step13::Tile>;
+    return plan_wgmma<step13::Tile>(M, N, K, common::gpu(), kNoSplit).wide
+               ? launch_sgemmTmaWgmmaWide_with<W::Wide>(A, B, C, M, N, K)
+               : launch_sgemmTmaWgmmaWide_with<W::Narrow>(A, B, C, M, N, K);
+}
+inline std::string launch_sgemmTmaWgmmaPersistent(const float* A, const float* B, float* C, int M, int N, int K) {
+    using W = WgmmaTiles<step14::Tile>;
+    const common::Gpu& g = common::gpu();
+    return plan_wgmma<step14::Tile>(M, N, K, g, kNoSplit).wide
+               ? launch_sgemmTmaWgmmaPersistent_with<W::Wide>(A, B, C, M, N, K, g.sms)
+               : launch_sgemmTmaWgmmaPersistent_with<W::Narrow>(A, B, C, M, N, K, g.sms);
+}
+inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, float* C, int M, int N, int K) {
+    using W = WgmmaTiles<step15::Tile>;
+    const common::Gpu& g = common::gpu();
+    const Tf32Plan p = plan_wgmma<step15::Tile>(M, N, K, g, kAnySplit);
+    return p.wide ? launch_sgemmTmaWgmmaSplitK_with<W::Wide>(A, B, C, M, N, K, p.splits, g.sms)
+                  : launch_sgemmTmaWgmmaSplitK_with<W::Narrow>(A, B, C, M, N, K, p.splits, g.sms);
+}
+inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
+    const common::Gpu& g = common::gpu();
+    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, plan_3xtf32(M, N, K, g).splits, g.sms);
+}
+
+}  // namespace matmul

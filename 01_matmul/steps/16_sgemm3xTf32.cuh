@@ -1,0 +1,286 @@
+// Step 16 of 01_matmul: fp32 accuracy from TF32 tensor cores ("3xTF32").
+//
+// TF32 keeps 11 significant bits of each input; fp32 has 24. Split each
+// input into two TF32 numbers, x = x_big + x_small with x_big = tf32(x) and
+// x_small = tf32(x - x_big): together they hold ~22 of x's 24 bits. Then
+//     a b = a_big b_big + a_big b_small + a_small b_big + a_small b_small,
+// and the last term is ~2^-22 of the first: leaving it out, three TF32
+// products give what one fp32 product gives, at a third of the tensor cores'
+// rate (still several times the fp32 FMA rate). The products are formed
+// smallest first, so the small terms are not lost against a large partial sum.
+//
+// What changes against step 15 (the same persistent, split-K kernel; plans.cuh
+// picks the splits, with 128-row tiles: a 256-row stage would be 80 KB):
+//  - A is split once, before the product, by a small kernel (splitTf32)
+//    into two matrices A_big and A_small with a 16-byte pitch; the producer
+//    loads both tiles with the TMA (FLOAT32: the values are TF32 already).
+//    A stage is A_big + A_small + B = 48 KB: 4 stages.
+//  - B is loaded as it is (FLOAT32: the low bits are needed) and split in
+//    registers as each thread loads its fragments: b_big = cvt.rna(b),
+//    b_small = cvt.rna(b - b_big).
+//  - Three wgmmas per k8 step: b_small^T a_big, b_big^T a_small, b_big^T a_big,
+//    into a per-k-tile accumulator that the FMA units add to the running sum
+//    (the tensor cores' own accumulation is less accurate than fp32 FADD:
+//    measured, README). That needs wait_group 0 every k-tile: the two
+//    consumer warpgroups keep the tensor cores busy in turn.
+// The accuracy is measured, not assumed: the program's err/S columns give
+// this kernel's error against the double reference next to the fp32 SIMT
+// kernels' (README, accuracy). Its peer is cuBLAS SGEMM in fp32.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+#include "common/mbarrier.cuh"
+#include "01_matmul/steps/operands.cuh"
+#include "01_matmul/steps/hopper.cuh"
+
+namespace matmul {
+namespace step16 {
+
+// The block's tile: BM rows of C (wgmma's N) x BN = 128 columns (two
+// consumer warpgroups x 64), k-tiles of BK = 32 (one 128-byte box row),
+// STAGES buffers of (2 BM + BN) x BK floats: A_big, A_small, B.
+// PRODUCER_REGS, CONSUMER_REGS: registers per thread the warpgroups ask
+// for with setmaxnreg (0: keep the launch's even share).
+template <int BM_, int STAGES_, int PRODUCER_REGS_ = 0, int CONSUMER_REGS_ = 0>
+struct Tile {
+    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2;
+    static constexpr int PRODUCER_REGS = PRODUCER_REGS_, CONSUMER_REGS = CONSUMER_REGS_;
+    static constexpr int THREADS = 128 * (1 + CONSUMERS);  // producer warpgroup + consumers
+    static constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = 2 * A_FLOATS + B_FLOATS;
+    static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
+    static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
+    static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t);
+    static_assert(BM == 128 || BM == 256, "wgmma widths provided: 128, 256");
+};
+
+// D += A * B for one k8 step of a BM-wide tile.
+template <int BM>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[BM / 2], const uint32_t (&a)[4], uint64_t desc) {
+    if constexpr (BM == 128) wgmma_m64n128k8_rs(d, a, desc);
+    else wgmma_m64n256k8_rs(d, a, desc);
+}
+
+// The B^T rows a consumer thread holds: columns n and n + 1 of the block's
+// tile, n = 32 * box + 4 * chunk + 2 * (g % 2). Warps w and w ^ 1 of a
+// warpgroup share a 32-column box (4 KB: BK rows of 128 bytes); in it, warp
+// w takes the 16-byte chunks 2 (w % 2) + {0, 1, 4, 5}. A half-warp (g < 4
+// or g >= 4, t = 0..3) then reads chunks {c, c + 4} ^ (k % 8) with k % 8 =
+// t (or t + 4): 8 different chunks x 2 halves = 16 different bank pairs.
+struct BtRows {
+    int box, chunk, half;
+    __device__ BtRows(int consumer, int warp, int g)
+        : box(2 * consumer + warp / 2), chunk(2 * (warp % 2) + g / 4 + 4 * ((g / 2) % 2)), half(g % 2) {}
+    __device__ int n() const { return 32 * box + 4 * chunk + 2 * half; }
+    // Offset in floats of (k, n) inside the box: 128B swizzle, chunk ^ (k % 8).
+    __device__ int offset(int k) const { return k * 32 + ((chunk ^ (k & 7)) << 2) + 2 * half; }
+};
+
+// A (rows x cols, pitch cols) -> big, small (pitch ld >= cols, zero-padded).
+__global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, float* __restrict__ small, int rows,
+                          int cols, int ld) {
+    const size_t total = size_t(rows) * ld;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
+        const int r = int(i / ld), c = int(i % ld);
+        const float x = c < cols ? A[size_t(r) * cols + c] : 0.0f;
+        const float b = __uint_as_float(to_tf32(x));
+        big[i] = b;
+        small[i] = __uint_as_float(to_tf32(x - b));
+    }
+}
+
+// This thread's fragments of one k-tile, split: f[0] = big, f[1] = small.
+template <class T>
+__device__ __forceinline__ void load_split_fragments(const float* b_box, const BtRows& r, int t,
+                                                     uint32_t (&f)[2][T::BK / 8][4]) {
+#pragma unroll
+    for (int kk = 0; kk < T::BK / 8; ++kk) {
+        const float2 lo = *reinterpret_cast<const float2*>(b_box + r.offset(8 * kk + t));
+        const float2 hi = *reinterpret_cast<const float2*>(b_box + r.offset(8 * kk + t + 4));
+        const float x[4] = {lo.x, lo.y, hi.x, hi.y};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            f[0][kk][i] = to_tf32(x[i]);
+            f[1][kk][i] = to_tf32(x[i] - __uint_as_float(f[0][kk][i]));
+        }
+    }
+}
+
+// The accumulator to C: register 4 j + {0, 1, 2, 3} is C^T at rows (n, n,
+// n + 1, n + 1), columns (m, m + 1, m, m + 1) with m = 8 j + 2 t: two
+// 8-byte pairs (n, n + 1), at rows m and m + 1 of C.
+template <class T>
+__device__ __forceinline__ void store_ct(float* C, const float (&acc)[T::ACC], int m0, int n, int M, int N) {
+    const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+#pragma unroll
+    for (int j = 0; j < T::BM / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int m = m0 + 8 * j + h;
+            if (m >= M || n >= N) continue;
+            float* p = C + size_t(m) * N + n;
+            if (pairs) {
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + h], acc[4 * j + 2 + h]);
+            } else {
+                p[0] = acc[4 * j + h];
+                if (n + 1 < N) p[1] = acc[4 * j + 2 + h];
+            }
+        }
+}
+
+// The ring in dynamic shared memory, 1024-byte aligned (the 128-byte
+// swizzle repeats every 8 rows of 128 bytes), then the barriers.
+template <class T>
+__device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const unsigned pad = (1024 - (common::smem_address(smem_raw) & 1023)) & 1023;
+    return reinterpret_cast<float*>(smem_raw + pad);
+#else
+    return reinterpret_cast<float*>(smem_raw);
+#endif
+}
+
+// ---- The kernel ------------------------------------------------------------
+template <class T>
+__global__ void __launch_bounds__(T::THREADS, 1)
+sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant__ CUtensorMap tma_a_small,
+            const __grid_constant__ CUtensorMap tma_b, float* __restrict__ C, int M, int N, int K, int k_split,
+            float* __restrict__ partial) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint8_t smem_raw[];
+    float* ring = ring_of<T>(smem_raw);
+    uint64_t* full = reinterpret_cast<uint64_t*>(ring + T::STAGES * T::STAGE_FLOATS);
+    uint64_t* empty = full + T::STAGES;
+
+    // Block x computes tiles x, x + gridDim.x, ... The ring's k-tile counter `it` runs on across
+    // tiles, so the producer fills the next tile's stages while the consumers store the last one.
+    const int tiles_m = (M + T::BM - 1) / T::BM, tiles_n = (N + T::BN - 1) / T::BN, tiles = tiles_m * tiles_n;
+    // Split-K (gridDim.y > 1): block y sums k in [y k_split, (y + 1) k_split) into its own slice of `partial`.
+    const int k_begin = blockIdx.y * k_split, k_tiles = (min(K - k_begin, k_split) + T::BK - 1) / T::BK;
+    const int warpgroup = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < T::STAGES; ++s) {
+            common::mbarrier_init(&full[s], 1);                     // the producer's arrive.expect_tx
+            common::mbarrier_init(&empty[s], 128 * T::CONSUMERS);  // every consumer thread
+        }
+        common::fence_mbarrier_init();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {  // the producer: one thread asks for every tile
+        if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            int it = 0;  // k-tiles through the ring so far
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int bm, bn;
+                tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % T::STAGES;
+                    if (it >= T::STAGES) common::mbarrier_wait(&empty[s], (it / T::STAGES - 1) & 1);
+                    float* a_big = ring + s * T::STAGE_FLOATS;
+                    float* a_small = a_big + T::A_FLOATS;
+                    float* bs = a_small + T::A_FLOATS;
+                    common::mbarrier_arrive_expect_tx(&full[s], T::STAGE_BYTES);
+                    const int k = k_begin + kt * T::BK;
+                    tma_load_2d(a_big, &tma_a_big, k, bm, &full[s]);  // BM rows of A_big, k .. k + 31
+                    tma_load_2d(a_small, &tma_a_small, k, bm, &full[s]);
+#pragma unroll
+                    for (int j = 0; j < T::BN / 32; ++j)  // BK rows of B, 32 columns a box
+                        tma_load_2d(bs + j * 32 * T::BK, &tma_b, bn + 32 * j, k, &full[s]);
+                }
+            }
+        }
+    } else {  // the consumers: warpgroup c = 1, 2 computes C^T rows bn + 64 (c - 1) .. + 63
+        if constexpr (T::CONSUMER_REGS > 0) setmaxnreg_inc<T::CONSUMER_REGS>();
+        const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+        const BtRows rows(warpgroup - 1, warp, g);
+        // The tensor cores accumulate each k-tile's 12 products into `part`
+        // (from zero); the FMA units add it to `sum` in fp32, rounded to
+        // nearest. Accumulating the whole of K in the tensor cores' adder is
+        // less accurate (README, accuracy). That needs wait_group 0 every
+        // k-tile: the two consumer warpgroups keep the tensor cores busy in turn.
+        float sum[T::ACC], part[T::ACC];
+        uint32_t frag[2][T::BK / 8][4];  // big, small
+        int it = 0;  // as the producer's
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int bm, bn;
+            tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
+#pragma unroll
+            for (int i = 0; i < T::ACC; ++i) sum[i] = 0.0f;
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                const int s = it % T::STAGES;
+                common::mbarrier_wait(&full[s], (it / T::STAGES) & 1);
+                const float* a_big = ring + s * T::STAGE_FLOATS;
+                load_split_fragments<T>(a_big + 2 * T::A_FLOATS + rows.box * 32 * T::BK, rows, t, frag);
+#pragma unroll
+                for (int i = 0; i < T::ACC; ++i) part[i] = 0.0f;
+                wgmma_fence();
+                fence_operands(part);
+                const uint64_t big = wgmma_desc_k_sw128(a_big), small = wgmma_desc_k_sw128(a_big + T::A_FLOATS);
+#pragma unroll
+                for (int kk = 0; kk < T::BK / 8; ++kk) {  // smallest products first
+                    wgmma_tf32<T::BM>(part, frag[1][kk], big + 2 * kk);
+                    wgmma_tf32<T::BM>(part, frag[0][kk], small + 2 * kk);
+                    wgmma_tf32<T::BM>(part, frag[0][kk], big + 2 * kk);
+                }
+                wgmma_commit();
+                fence_operands(part);
+                wgmma_wait<0>();  // this k-tile's wgmmas are done: its buffer is free, `part` is final
+                fence_operands(part);
+                common::mbarrier_arrive(&empty[s]);
+#pragma unroll
+                for (int i = 0; i < T::ACC; ++i) sum[i] += part[i];
+            }
+            store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, sum, bm + 2 * t, bn + rows.n(), M, N);
+        }
+    }
+#else
+    (void)tma_a_big, (void)tma_a_small, (void)tma_b, (void)C, (void)M, (void)N, (void)K, (void)k_split, (void)partial;  // waived
+#endif
+}
+
+}  // namespace step16
+
+// ---- The launcher ----------------------------------------------------------
+// `splits` slices of K (fewer where K has fewer k-tiles, or where the
+// partials would not fit kSplitKScratchMaxBytes), then splitKReduce adds
+// them; at most max_blocks blocks along x (one per SM: plans.cuh), each
+// walking tiles.
+template <class T>
+std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
+                                            int max_blocks) {
+    const std::string refused = common::request_dynamic_smem(step16::sgemm3xTf32<T>, T::SMEM);
+    if (!refused.empty()) return "not launched: " + refused;
+    const int lda = common::ceil_div(K, 4) * 4;  // the split A's pitch: a multiple of 16 bytes
+    float* a_big = scratch(kSplitA, size_t(2) * M * lda);
+    float* a_small = a_big + size_t(M) * lda;
+    step16::splitTf32<<<grid_stride_blocks(size_t(M) * lda, 256), 256>>>(A, a_big, a_small, M, K, lda);
+    CHECK_LAUNCH();
+    const PreparedB pb = prepare_b(B, N, K, true);
+    // FLOAT32 maps: A's halves are TF32 already, and B's low bits are needed for its split.
+    const CUtensorMap m_big = tensor_map_2d(a_big, M, K, lda, T::BM, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    const CUtensorMap m_small = tensor_map_2d(a_small, M, K, lda, T::BM, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    const CUtensorMap mb = tensor_map_2d(pb.b, K, N, pb.ldb, T::BK, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    const int k_tiles = common::ceil_div(K, T::BK);
+    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
+    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
+    splits = common::ceil_div(K, k_split);  // no empty slice
+    const size_t mn = size_t(M) * N;
+    float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
+    const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
+    const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
+    step16::sgemm3xTf32<T><<<grid, T::THREADS, T::SMEM>>>(m_big, m_small, mb, C, M, N, K, k_split, partial);
+    CHECK_LAUNCH();
+    if (splits > 1) {
+        splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits);
+        CHECK_LAUNCH();
+    }
+    return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") + " persistent P" +
+           std::to_string(grid.x) + " A split" + c_pairs_what(C, N) + pb.what;
+}
+
+}  // namespace matmul

@@ -1,0 +1,135 @@
+// The operands of 01_matmul's faster steps (8-16), host and device pieces
+// that are not a lesson of their own:
+//
+//   aligned16(), tile_origin()    16-byte alignment; the grouped order of the output tiles
+//   scratch()                     grow-only device buffers the launchers reuse
+//   prepare_b()                   a matrix the kernels can read with 16-byte copies (padded if needed)
+//   splitKReduce                  split-K's second pass: C = the sum of the slices' partial results
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+
+namespace matmul {
+
+// A float4 access needs a 16-byte-aligned address: the matrices must start
+// on 16 bytes (an offset sub-matrix such as A + 1 does not) and every row
+// must too (K % 4 == 0 for A, N % 4 == 0 for B and C).
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Grouped tile order: tile t of tiles_m x tiles_n goes down groups of GROUP_M
+// tile rows, so tiles that run at the same time share A and B panels in L2.
+constexpr int GROUP_M = 8;
+template <class T>
+__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int* bm, int* bn) {
+    const int per_group = GROUP_M * tiles_n, first_m = (t / per_group) * GROUP_M;
+    const int group_m = min(tiles_m - first_m, GROUP_M);
+    *bm = (first_m + (t % per_group) % group_m) * T::BM;
+    *bn = ((t % per_group) / group_m) * T::BN;
+}
+
+// ---- Host side: scratch buffers, the B the kernels read ---------------------
+
+// Blocks of a grid-stride loop over n elements: enough to fill the GPU
+// (kGridStrideBlocksPerSm per SM), no more than there is work for.
+constexpr int kGridStrideBlocksPerSm = 8;
+inline int grid_stride_blocks(size_t n, int threads) {
+    return int(std::min<size_t>(common::ceil_div(n, size_t(threads)), size_t(kGridStrideBlocksPerSm) * common::sm_count()));
+}
+
+// A grow-only device buffer (the launchers' scratch: split-K partials, padded
+// B, stream-K partials). Allocated on the first (checked, untimed) launch,
+// kept: a launcher that allocated inside the timed region would time cudaMalloc.
+// The split-K partials are bounded: a launcher never asks for more than
+// kSplitKScratchMaxBytes of them (it runs fewer splits instead; see
+// max_splits_in_scratch), so the autotuner's search cannot grow them to
+// 8 x M x N floats (2 GiB at 8192^2) and keep that for the whole run.
+enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kScratchKinds };
+constexpr size_t kSplitKScratchMaxBytes = size_t(256) << 20;  // 256 MiB: 4 slices of a 4096^2 C
+struct ScratchBuffers {
+    float* p[kScratchKinds] = {};
+    size_t floats[kScratchKinds] = {};
+};
+inline ScratchBuffers& scratch_buffers() {
+    static ScratchBuffers s;
+    return s;
+}
+inline float* scratch(Scratch which, size_t floats) {
+    ScratchBuffers& s = scratch_buffers();
+    if (floats > s.floats[which]) {
+        if (s.p[which]) CHECK(cudaFree(s.p[which]));
+        CHECK(cudaMalloc(&s.p[which], floats * sizeof(float)));
+        s.floats[which] = floats;
+    }
+    return s.p[which];
+}
+// Bytes held now by one kind of scratch (the tests check the split-K bound).
+inline size_t scratch_bytes(Scratch which) { return scratch_buffers().floats[which] * sizeof(float); }
+
+// The most split-K slices whose partial results (splits x M x N floats) fit
+// in kSplitKScratchMaxBytes; at least 1 (one slice needs no partials).
+inline int max_splits_in_scratch(int M, int N) {
+    const size_t per_split = size_t(M) * N * sizeof(float);
+    return int(std::max<size_t>(1, std::min<size_t>(kSplitKScratchMaxBytes / per_split, 1 << 20)));
+}
+
+// B copied into rows of ldb floats (ldb = N rounded up to 4), zero-padded.
+__global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
+    const size_t total = size_t(K) * ldb;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
+        const int r = int(i / ldb), c = int(i % ldb);
+        Bp[i] = c < N ? B[size_t(r) * N + c] : 0.0f;
+    }
+}
+
+// The B that sgemmCpAsync and sgemmStreamK read: B itself where it can be
+// read with 16-byte copies (N % 4 == 0 and B 16-byte aligned), else with
+// `pad` a copy with rows of ldb = N rounded up to 4 floats in an aligned
+// buffer (one pass over B), else B with 4-byte copies. The tensor-core steps
+// pad A the same way (`which` = kPaddedA, `name` "A": A is M rows of K).
+struct PreparedB {
+    const float* b;    // what the kernel reads
+    int ldb;           // its row pitch in floats
+    bool b16;          // 16-byte copies (the kernel's B16)
+    std::string what;  // for the launch column
+};
+inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which = kPaddedB, const char* name = "B") {
+    const bool direct16 = N % 4 == 0 && aligned16(B);
+    const std::string why = N % 4 != 0 || direct16 ? "" : std::string(" (") + name + " not 16-byte aligned)";
+    pad = pad && !direct16;
+    const bool b16 = direct16 || pad;
+    if (!pad) return {B, N, b16, b16 ? "" : std::string(" ") + name + ":4-byte" + why};
+    const int ldb = common::ceil_div(N, 4) * 4;
+    const size_t total = size_t(K) * ldb;
+    float* bp = scratch(which, total);
+    padColumns<<<grid_stride_blocks(total, 256), 256>>>(B, bp, K, N, ldb);
+    CHECK_LAUNCH();
+    return {bp, ldb, true, std::string(" ") + name + " padded" + why};
+}
+
+// Split-K's second step: C = sum over the splits of their partial results.
+__global__ void splitKReduce(const float* __restrict__ partial, float* __restrict__ C, size_t mn, int splits) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
+        float s = partial[i];
+        for (int z = 1; z < splits; ++z) s += partial[size_t(z) * mn + i];
+        C[i] = s;
+    }
+}
+
+// " C:4-byte" where the epilogue cannot store pairs (N odd or C not 8-byte aligned).
+inline std::string c_pairs_what(const float* C, int N) {
+    return N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0 ? "" : " C:4-byte";
+}
+
+// The launch column of a TMA + wgmma tile: "256x128x32 s4 2 consumer WGs regs 232/40".
+template <class T>
+std::string wgmma_tile_name() {
+    return std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" + std::to_string(T::BK) + " s" +
+           std::to_string(T::STAGES) + " 2 consumer WGs" +
+           (T::CONSUMER_REGS ? " regs " + std::to_string(T::CONSUMER_REGS) + "/" + std::to_string(T::PRODUCER_REGS) : "");
+}
+
+}  // namespace matmul

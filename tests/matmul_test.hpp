@@ -1,0 +1,162 @@
+// matmul_test.hpp - what 01_matmul's tests share: the shapes, the data (integers,
+// exact in fp32 and TF32, or random floats), running a launcher on poisoned C,
+// the one comparison, and the skip for a kernel this GPU cannot run.
+//
+// Two kinds of data:
+//  - integers in [-15, 15]: every product and partial sum (at most K * 225 <
+//    2^24) is exactly representable in fp32, so every kernel must match the
+//    double reference EXACTLY, whatever its summation order. One lost,
+//    doubled or wrong term fails. Integers in [-15, 15] are exact in TF32 too
+//    (11 significant bits), so the tensor-core kernels must also be exact on them.
+//  - uniform floats in [-1, 1): compared with the tolerance of the kernel's
+//    kind (matmul.cuh), which must still catch one dropped term (fp32) or
+//    one dropped k-step (TF32).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+#include <gtest/gtest.h>
+#include <cmath>
+#include "01_matmul/matmul.cuh"
+#include "common/buffer.cuh"
+#include "common/data.hpp"
+#include "common/kernel_list.hpp"
+#include "tests/gpu_test.hpp"
+
+
+using matmul::Shape;
+using matmul::name_of;
+
+inline const std::vector<std::string> kKernelNames = common::kernel_names(matmul::kernels());
+inline std::vector<std::string> config_names() {
+    std::vector<std::string> v;
+    for (const matmul::Config& c : matmul::configs()) v.push_back(c.name);
+    return v;
+}
+
+inline const std::vector<Shape> kShapes = {
+    {1, 1, 1},       {1, 77, 1},      {1, 1, 300},      {77, 1, 5},        {17, 19, 23},
+    {64, 64, 64},    {127, 129, 65},  {128, 128, 128},  {129, 127, 9},     {33, 64, 1},
+    {1000, 333, 77}, {513, 1025, 257}, {260, 132, 36},  {1024, 1024, 1024}, {2047, 1025, 1031}};
+
+struct Data {
+    std::vector<float> A, B;
+    std::vector<double> ref, scale, sq;  // exact, S and Q (matmul.cuh)
+};
+
+inline Data make_data(const Shape& s, uint64_t seed, bool integers) {
+    Data d;
+    d.A.resize(size_t(s.m) * s.k);
+    d.B.resize(size_t(s.k) * s.n);
+    if (integers) {
+        std::vector<int> a(d.A.size()), b(d.B.size());
+        common::fill_uniform(a.data(), a.size(), seed, -15, 15);
+        common::fill_uniform(b.data(), b.size(), seed + 1, -15, 15);
+        for (size_t i = 0; i < a.size(); ++i) d.A[i] = float(a[i]);
+        for (size_t i = 0; i < b.size(); ++i) d.B[i] = float(b[i]);
+    } else {
+        common::fill_uniform(d.A.data(), d.A.size(), seed, -1.0f, 1.0f);
+        common::fill_uniform(d.B.data(), d.B.size(), seed + 1, -1.0f, 1.0f);
+    }
+    d.ref.resize(size_t(s.m) * s.n);
+    d.scale.resize(d.ref.size());
+    d.sq.resize(d.ref.size());
+    matmul::matmul_cpu(d.A.data(), d.B.data(), d.ref.data(), d.scale.data(), s.m, s.n, s.k, d.sq.data());
+    return d;
+}
+
+// The integer data of a shape, made once (the large references take seconds on the CPU).
+inline const Data& integer_data(const Shape& s) {
+    static std::map<std::tuple<int, int, int>, Data> cache;
+    const auto key = std::make_tuple(s.m, s.n, s.k);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, make_data(s, 1000003ull * s.m + 1009ull * s.n + s.k, true)).first;
+    return it->second;
+}
+
+// Where A, B and C start inside their device buffers, in floats: 0 is
+// 256-byte aligned (cudaMalloc), 1..3 is an offset sub-matrix that no 16-byte
+// access may touch.
+struct Offsets { size_t a = 0, b = 0, c = 0; };
+
+// Runs `launch` on poisoned C and returns C.
+template <class Launch>
+inline std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Offsets o = {}) {
+    const size_t nc = size_t(s.m) * s.n;
+    common::DeviceBuffer<float> dA(d.A.size() + o.a), dB(d.B.size() + o.b), dC(nc + o.c);
+    CHECK(cudaMemcpy(dA.get() + o.a, d.A.data(), d.A.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(dB.get() + o.b, d.B.data(), d.B.size() * sizeof(float), cudaMemcpyHostToDevice));
+    dC.poison();  // NaN: an element nobody writes fails
+    launch(dA.get() + o.a, dB.get() + o.b, dC.get() + o.c);
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> got(nc);
+    CHECK(cudaMemcpy(got.data(), dC.get() + o.c, nc * sizeof(float), cudaMemcpyDeviceToHost));
+    return got;
+}
+
+// The tolerance of a check: exact (integer data), or that of a kernel kind at K
+// (matmul.cuh: tolerance_of).
+struct Tol {
+    bool exact;
+    matmul::Math math;
+    int K;
+};
+inline Tol exact() { return {true, matmul::Math::Fp32, 0}; }
+inline Tol within(matmul::Math math, int K) { return {false, math, K}; }
+
+// The elements outside the tolerance, and the first of them. NaN never passes.
+struct Result { size_t bad = 0, first = 0; float got = 0; double want = 0; };
+inline Result compare(const std::vector<float>& got, const Data& d, const Tol& t) {
+    Result r;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - d.ref[i]);
+        const double tol = t.exact ? 0.0 : matmul::tolerance_of(t.math, t.K, d.ref[i], d.scale[i], d.sq[i]);
+        if (std::isnan(got[i]) || !(err <= tol)) {
+            if (r.bad++ == 0) { r.first = i; r.got = got[i]; r.want = d.ref[i]; }
+        }
+    }
+    return r;
+}
+
+// Skips the current test where kernel k cannot run here (an older GPU, or a
+// build without its code), saying why; a GPU of compute capability 9.0 runs
+// every kernel, so there, with REQUIRE_GPU=1, a waiver is a failure (a build
+// without sm_90a code, say).
+#define SKIP_IF_WAIVED(k)                                                                               \
+    do {                                                                                                \
+        const std::string why_ = matmul::waiver(k);                                                     \
+        if (!why_.empty()) {                                                                            \
+            if (testing_gpu::gpu_required() && testing_gpu::compute_capability() == 90)                 \
+                FAIL() << (k).name << " is waived on this 9.0 GPU: " << why_;                           \
+            GTEST_SKIP() << (k).name << ": " << why_;                                                   \
+        }                                                                                               \
+    } while (0)
+
+// The same inside a loop over kernels: false (and, where it must run, a failure) where k is waived.
+inline bool runs_here(const matmul::Kernel& k) {
+    const std::string why = matmul::waiver(k);
+    if (why.empty()) return true;
+    if (testing_gpu::gpu_required() && testing_gpu::compute_capability() == 90)
+        ADD_FAILURE() << k.name << " is waived on this 9.0 GPU: " << why;
+    return false;
+}
+
+inline std::string describe(const Result& r, const Shape& s) {
+    return std::to_string(r.bad) + " wrong, first C[" + std::to_string(r.first / s.n) + "][" +
+           std::to_string(r.first % s.n) + "] = " + std::to_string(r.got) + ", expected " + std::to_string(r.want);
+}
+
+// Runs `launch` (returning its launch column) on the integer data of s: exact, or a failure naming `label`.
+template <class Launch>
+inline void expect_exact(const Shape& s, const std::string& label, Launch&& launch) {
+    const Data& d = integer_data(s);
+    std::string what;
+    const std::vector<float> got =
+        run(d, s, [&](const float* A, const float* B, float* C) { what = launch(A, B, C); });
+    const Result r = compare(got, d, exact());
+    EXPECT_EQ(r.bad, 0u) << label << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
+}

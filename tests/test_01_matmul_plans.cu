@@ -1,0 +1,203 @@
+// 01_matmul's plans (plans.cuh) on the CPU alone: stream-K's division of the
+// work, and the rules every plan keeps on any GPU (the presets of
+// common/gpu.cuh): it fits the GPU's shared memory, its splits and padding
+// follow their rules, its candidates stay under the scratch bound.
+#include "tests/matmul_test.hpp"
+
+namespace {
+
+using matmul::Shape;
+using matmul::name_of;
+
+TEST(StreamKPlan, EveryKTileOnceAndOwnersWaitForTheRightBlocks) {
+    int plans = 0, split_plans = 0;
+    for (int m : {1, 100, 128, 129, 1000, 2049, 4097})
+        for (int n : {1, 256, 257, 2047, 4095})
+            for (int k : {1, 31, 32, 33, 257, 2051})
+                for (int slots : {1, 2, 7, 132, 264}) {
+                    const matmul::StreamKLaunch L = matmul::plan_streamk(m, n, k, 128, 256, 32, slots);
+                    const matmul::StreamK& p = L.plan;
+                    const int tiles = p.tiles_m * p.tiles_n;
+                    ASSERT_GE(L.blocks, 1);
+                    ASSERT_LE(L.blocks, slots);
+                    std::vector<int> done(size_t(tiles) * p.iters, 0);
+                    std::vector<std::vector<int>> holders(tiles);  // blocks with a piece not starting the tile
+                    std::vector<int> owner(tiles, -1);
+                    for (int c = 0; c < L.blocks; ++c) {
+                        const int total = matmul::block_iters(p, c, L.blocks);
+                        const int first_split = p.dp_count(c, L.blocks) * p.iters;
+                        ASSERT_GT(total, 0) << "block " << c << " has no work";
+                        int piece_first = 0;  // j of the current piece's first k-tile
+                        for (int j = 0; j < total; ++j) {  // the kernel's loop
+                            const matmul::Step st = matmul::locate(p, c, L.blocks, j);
+                            ASSERT_TRUE(st.t >= 0 && st.t < tiles && st.kb >= 0 && st.kb <= st.kt && st.kt < p.iters);
+                            ++done[size_t(st.t) * p.iters + st.kt];
+                            if (j == piece_first) EXPECT_EQ(st.kb, st.kt) << "kb is the piece's first k-tile";
+                            if (st.kt + 1 < p.iters && j + 1 < total) continue;
+                            if (st.kb > 0) {  // parks a partial sum
+                                EXPECT_GE(st.t, p.dp_tiles);
+                                EXPECT_EQ(piece_first, first_split) << "a partial must be the first split piece";
+                                holders[st.t].push_back(c);
+                            } else if (st.kt + 1 < p.iters) {
+                                owner[st.t] = c;  // the last piece of the block, by the loop's construction
+                            }
+                            piece_first = j + 1;
+                        }
+                    }
+                    for (int v : done) ASSERT_EQ(v, 1) << m << "x" << n << "x" << k << " slots " << slots;
+                    bool split = false;
+                    for (int t = 0; t < tiles; ++t) {
+                        if (holders[t].empty()) continue;
+                        split = true;
+                        ASSERT_GE(owner[t], 0);
+                        std::vector<int> waited;  // what the kernel's owner loop waits for
+                        const int tile_end = (t - p.dp_tiles + 1) * p.iters;
+                        for (int c = owner[t] + 1; c < L.blocks && p.sk_begin(c) < tile_end; ++c) waited.push_back(c);
+                        EXPECT_EQ(waited, holders[t]);
+                        if (p.dp_tiles > 0) EXPECT_EQ(p.dp_tiles % L.blocks, 0);
+                    }
+                    ++plans;
+                    split_plans += split;
+                }
+    EXPECT_GT(split_plans, plans / 8) << "too few plans split any tile";
+}
+
+// ---- CPU-only: the launchers' decisions, on any GPU ----------------------------
+// The limits of a GPU like the H100 / H200 (132 SMs, 227 KB per block), with `sms` SMs.
+common::Gpu hopper(int sms = 132) {
+    common::Gpu g = common::gpu_of(common::kGpuPresets[5]);
+    g.sms = sms;
+    return g;
+}
+
+// Under every preset (and a small explicit GPU), what any launcher of 01 may
+// run fits that GPU: no configuration asks for more shared memory than one
+// block may have, and every chosen one has at least one block per SM.
+TEST(MatmulPlan, EveryPresetPlansOnlyWhatFits) {
+    std::vector<common::Gpu> gpus;
+    for (const common::GpuPreset& p : common::kGpuPresets) gpus.push_back(common::gpu_of(p));
+    common::Gpu small = gpus[0];
+    small.sms = 16, small.smem_per_block = 48 * 1024, small.smem_per_sm = 64 * 1024, small.profile = "small";
+    gpus.push_back(small);
+    ASSERT_EQ(std::string(common::kGpuPresets[5].name), "h100");
+    for (const common::Gpu& g : gpus) {
+        for (Shape s : {Shape{1, 1, 1}, Shape{1000, 333, 77}, Shape{2049, 2047, 2051}, Shape{4096, 4096, 4096},
+                        Shape{1024, 1024, 8192}, Shape{8192, 8192, 8192}}) {
+            for (const matmul::Plan& p : {matmul::choose_sgemmCpAsync(s.m, s.n, s.k, g),
+                                          matmul::plan_for(s.m, s.n, s.k, g)}) {
+                ASSERT_GT(p.score, 0) << g.profile << " " << name_of(s);
+                EXPECT_LE(matmul::configs()[p.config].smem, g.smem_per_block) << g.profile << " " << name_of(s);
+                EXPECT_GE(matmul::blocks_per_sm(matmul::configs()[p.config], g), 1) << g.profile;
+            }
+            for (const matmul::Plan& p : matmul::autotune_candidates(s.m, s.n, s.k, g))
+                EXPECT_LE(matmul::configs()[p.config].smem, g.smem_per_block) << g.profile << " " << name_of(s);
+            const matmul::Tf32Plan w = matmul::plan_wgmma<matmul::step15::Tile>(s.m, s.n, s.k, g, matmul::kAnySplit);
+            if (w.score > 0) {
+                const size_t smem = w.wide ? matmul::WgmmaTiles<matmul::step15::Tile>::Wide::SMEM
+                                           : matmul::WgmmaTiles<matmul::step15::Tile>::Narrow::SMEM;
+                EXPECT_LE(smem, g.smem_per_block) << g.profile << " " << name_of(s);
+            }
+        }
+        // The kernels that need Hopper are the ones the description rules out elsewhere:
+        // clusters and TMA from 9.0 on, wgmma (sm_90a code) on 9.0 only.
+        EXPECT_EQ(g.sm90a(), g.cc == 90) << g.profile;
+        EXPECT_EQ(g.has(90), g.cc >= 90) << g.profile;
+        if (g.has(80)) EXPECT_LE(matmul::MmaTile128s2::SMEM, g.smem_per_block) << g.profile << ": step 11 has no tile";
+    }
+    // The 99 KB GPUs (RTX 30/40/50, L4) lose the 149 KB configurations but keep the 100 KB one ...
+    const common::Gpu rtx = common::gpu_of(common::kGpuPresets[3]);
+    const matmul::Plan p4096 = matmul::plan_for(4096, 4096, 4096, rtx);
+    EXPECT_LE(matmul::configs()[p4096.config].smem, size_t(99 * 1024));
+    // ... and on H100-like limits nothing is left out.
+    EXPECT_EQ(matmul::autotune_candidates(1024, 1024, 1024, hopper()).size(), 49u);
+    EXPECT_LT(matmul::autotune_candidates(1024, 1024, 1024, rtx).size(), 49u);
+}
+
+// Wide tiles and no split where the tiles fill the GPU, split-K where C has
+// few tiles and K is long.
+TEST(MatmulPlan, Tf32PlanFillsTheGpu) {
+    const common::Gpu g = hopper();
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{8191, 8193, 127}}) {
+        const matmul::Tf32Plan p = matmul::plan_wgmma<matmul::step15::Tile>(s.m, s.n, s.k, g, matmul::kAnySplit);
+        EXPECT_TRUE(p.wide) << name_of(s);
+        EXPECT_EQ(p.splits, 1) << name_of(s);
+    }
+    const matmul::Tf32Plan skinny = matmul::plan_wgmma<matmul::step15::Tile>(1024, 1024, 8192, g, matmul::kAnySplit);
+    EXPECT_GT(skinny.splits, 1);
+    EXPECT_GT(skinny.score, 0.5);
+    EXPECT_EQ(matmul::plan_wgmma<matmul::step13::Tile>(1024, 1024, 8192, g, matmul::kNoSplit).splits, 1);
+    for (Shape s : {Shape{1, 1, 1}, Shape{1000, 333, 77}, Shape{2049, 2047, 2051}, Shape{128, 8192, 8192}}) {
+        for (const matmul::Tf32Plan& p : {matmul::plan_wgmma<matmul::step15::Tile>(s.m, s.n, s.k, g, matmul::kAnySplit),
+                                          matmul::plan_3xtf32(s.m, s.n, s.k, g)}) {
+            EXPECT_GT(p.score, 0.0) << name_of(s);
+            EXPECT_GE(p.splits, 1) << name_of(s);
+            EXPECT_LE(p.splits, std::max(1, matmul::max_splits_in_scratch(s.m, s.n))) << name_of(s);
+        }
+        EXPECT_FALSE(matmul::plan_3xtf32(s.m, s.n, s.k, g).wide);
+    }
+}
+
+TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
+    for (int m : {1, 128, 1000, 2049, 4096, 8192})
+        for (int n : {1, 127, 1024, 4095, 8192})
+            for (int k : {1, 77, 257, 4096, 8192})
+                for (int sms : {1, 16, 132}) {
+                    const common::Gpu g = hopper(sms);
+                    const matmul::Plan dp = matmul::choose_sgemmCpAsync(m, n, k, g), both = matmul::plan_for(m, n, k, g);
+                    const bool big = double(m) * n * k >= matmul::kPadBMinMacs;
+                    EXPECT_EQ(dp.pad_b, big);
+                    EXPECT_EQ(both.pad_b, big);
+                    EXPECT_GE(dp.config, 0);
+                    EXPECT_LT(dp.config, int(matmul::configs().size()));
+                    EXPECT_GT(dp.score, 0);
+                    EXPECT_NE(std::find(matmul::kSplitFactors.begin(), matmul::kSplitFactors.end(), dp.splits),
+                              matmul::kSplitFactors.end());
+                    EXPECT_LE(dp.splits, matmul::max_splits_in_scratch(m, n));
+                    if (dp.splits > 1) EXPECT_GE(k / dp.splits, matmul::kMinSplitK);
+                    EXPECT_GE(both.score, dp.score);
+                    if (both.streamk) {
+                        EXPECT_GE(matmul::configs()[both.config].bm, matmul::kStreamKMinTile);
+                        EXPECT_GE(matmul::configs()[both.config].bn, matmul::kStreamKMinTile);
+                    } else {
+                        EXPECT_EQ(both.config, dp.config);
+                        EXPECT_EQ(both.splits, dp.splits);
+                    }
+                }
+}
+
+TEST(MatmulPlan, SplitKScratchBound) {
+    EXPECT_EQ(matmul::max_splits_in_scratch(8192, 8192), 1);  // one slice: 256 MiB, no partials
+    EXPECT_EQ(matmul::max_splits_in_scratch(4096, 4096), 4);
+    EXPECT_GE(matmul::max_splits_in_scratch(1024, 1024), 16);
+    EXPECT_GE(matmul::max_splits_in_scratch(1, 1), 16);
+    for (int mn : {1, 1000, 4096, 5000, 8192, 46340}) {
+        const int s = matmul::max_splits_in_scratch(mn, mn);
+        EXPECT_GE(s, 1);
+        if (s > 1) EXPECT_LE(double(s) * mn * mn * sizeof(float), double(matmul::kSplitKScratchMaxBytes));
+    }
+}
+
+TEST(MatmulPlan, AutotunerCandidatesStayUnderTheScratchBound) {
+    // 7 configurations x (stream-K + split-K {1, 2, 3, 4, 6, 8}) where the scratch allows it.
+    EXPECT_EQ(matmul::autotune_candidates(1024, 1024, 1024, hopper()).size(), 49u);
+    EXPECT_EQ(matmul::autotune_candidates(8192, 8192, 8192, hopper()).size(), 14u);  // stream-K and one slice only
+    for (int mn : {512, 4096, 8192})
+        for (const matmul::Plan& p : matmul::autotune_candidates(mn, mn, 1024, hopper())) {
+            EXPECT_LE(p.splits, matmul::kAutotuneMaxSplits);
+            if (!p.streamk && p.splits > 1)
+                EXPECT_LE(double(p.splits) * mn * mn * sizeof(float), double(matmul::kSplitKScratchMaxBytes));
+        }
+}
+
+TEST(MatmulPlan, SixteenByteRule) {
+    const float* p = reinterpret_cast<const float*>(uintptr_t(1) << 20);  // 16-byte aligned (never dereferenced)
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 128, 64), "");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 130, 64), "K or N % 4 != 0");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 128, 66), "K or N % 4 != 0");
+    EXPECT_EQ(matmul::why_not_16_bytes(p + 1, p, p, 128, 64), "A, B or C not 16-byte aligned");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p + 2, p, 128, 64), "A, B or C not 16-byte aligned");
+    EXPECT_EQ(matmul::why_not_16_bytes(p, p, p + 3, 128, 64), "A, B or C not 16-byte aligned");
+    EXPECT_EQ(matmul::why_not_16_bytes(p + 4, p + 8, p + 12, 128, 64), "");
+}
+
+}  // namespace

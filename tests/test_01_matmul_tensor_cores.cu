@@ -1,0 +1,148 @@
+// 01_matmul's tensor-core steps (11-16): every kernel within its tolerance
+// at shapes that break tiling; each TMA + wgmma step's configurations (both
+// tiles, a block per tile or a few walking all tiles, every split-K factor)
+// exact on integers; the planted dropped k-step; what the launchers padded.
+#include "tests/matmul_test.hpp"
+
+namespace {
+
+using matmul::Shape;
+using matmul::name_of;
+
+// ---- The TF32 tensor-core kernels ---------------------------------------------
+// Random floats at shapes that break tiling: the TF32 tolerance, every element.
+const std::vector<Shape> kTf32Shapes = {
+    {1, 1, 1},     {1, 1, 300},     {77, 1, 5},      {17, 19, 23},      {127, 129, 65},     {129, 127, 9},
+    {33, 64, 1},   {4099, 7, 129},  {7, 4099, 129},  {257, 383, 1000},  {1000, 333, 77},    {1024, 1024, 1024}};
+
+std::vector<std::string> tf32_kernel_names() {
+    std::vector<std::string> v;
+    for (const matmul::Kernel& k : matmul::kernels())
+        if (k.math != matmul::Math::Fp32) v.push_back(k.name);
+    return v;
+}
+
+class Tf32Kernel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Tf32Kernel, WithinTheTf32ToleranceAtEveryShape) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& k = common::kernel_named(matmul::kernels(), GetParam());
+    SKIP_IF_WAIVED(k);
+    for (const Shape& s : kTf32Shapes) {
+        const Data d = make_data(s, 2024 + s.k, false);
+        std::string what;
+        const std::vector<float> got =
+            run(d, s, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, s.m, s.n, s.k); });
+        const Result r = compare(got, d, within(k.math, s.k));
+        EXPECT_EQ(r.bad, 0u) << k.name << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorCores, Tf32Kernel, ::testing::ValuesIn(tf32_kernel_names()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// The planted bug: sgemmTmaWgmma without the last k8 step of the last
+// k-tile (8 of the K terms of every element: a pipeline that stops one step
+// early). Both checks must catch it in nearly every element.
+TEST(MatmulBroken, TmaWgmmaWithoutItsLastKStepIsCaught) {
+    SKIP_WITHOUT_GPU();
+    const matmul::Kernel& k = common::kernel_named(matmul::kernels(), "sgemmTmaWgmma");
+    SKIP_IF_WAIVED(k);
+    for (Shape s : {Shape{128, 128, 64}, Shape{257, 131, 96}, Shape{512, 512, 1024}}) {
+        for (bool integers : {true, false}) {
+            const Data d = integers ? integer_data(s) : make_data(s, 9, false);
+            const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                matmul::launch_sgemmTmaWgmma_with<true>(A, B, C, s.m, s.n, s.k);
+            });
+            const Result r = integers ? compare(got, d, exact()) : compare(got, d, within(matmul::Math::Tf32, s.k));
+            EXPECT_GT(r.bad, got.size() / 2) << name_of(s) << (integers ? " integers" : " floats");
+        }
+    }
+}
+
+// Each TMA + wgmma step with every configuration its plan picks from (both
+// tiles; a block per tile, or 1 and 3 blocks walking all the tiles, which
+// makes every ring phase and tile change happen at small shapes; every
+// split-K factor), exact on integers.
+const std::vector<Shape> kStepShapes = {{1, 1, 1},       {17, 19, 23},    {127, 129, 65},
+                                        {260, 132, 300}, {257, 131, 1000}, {300, 516, 33}};
+
+template <template <int, int, int, int> class Tile, class Launch>
+void for_both_tiles(Launch&& launch) {
+    launch(typename matmul::WgmmaTiles<Tile>::Narrow{}, "128-row tiles");
+    launch(typename matmul::WgmmaTiles<Tile>::Wide{}, "256-row tiles");
+}
+
+TEST(TmaWgmmaSteps, WideExactOnIntegersAtBothTiles) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaWide"));
+    for (const Shape& s : kStepShapes)
+        for_both_tiles<matmul::step13::Tile>([&](auto tile, const std::string& what) {
+            expect_exact(s, what, [&](const float* A, const float* B, float* C) {
+                return matmul::launch_sgemmTmaWgmmaWide_with<decltype(tile)>(A, B, C, s.m, s.n, s.k);
+            });
+        });
+}
+
+TEST(TmaWgmmaSteps, PersistentExactOnIntegersAtEveryGrid) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaPersistent"));
+    for (const Shape& s : kStepShapes)
+        for (int blocks : {1, 3, 1 << 20})  // 1 << 20: a block per tile
+            for_both_tiles<matmul::step14::Tile>([&](auto tile, const std::string& what) {
+                expect_exact(s, what + " blocks " + std::to_string(blocks), [&](const float* A, const float* B, float* C) {
+                    return matmul::launch_sgemmTmaWgmmaPersistent_with<decltype(tile)>(A, B, C, s.m, s.n, s.k, blocks);
+                });
+            });
+}
+
+TEST(TmaWgmmaSteps, SplitKExactOnIntegersAtEveryTileGridAndSplit) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaSplitK"));
+    for (const Shape& s : kStepShapes)
+        for (int splits : {1, 2, 3, 5, 16})
+            for (int blocks : {1, 3, 1 << 20})
+                for_both_tiles<matmul::step15::Tile>([&](auto tile, const std::string& what) {
+                    const std::string label = what + " splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks);
+                    expect_exact(s, label, [&](const float* A, const float* B, float* C) {
+                        return matmul::launch_sgemmTmaWgmmaSplitK_with<decltype(tile)>(A, B, C, s.m, s.n, s.k, splits,
+                                                                                       blocks);
+                    });
+                });
+}
+
+TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridAndSplit) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemm3xTf32"));
+    for (const Shape& s : kStepShapes)
+        for (int splits : {1, 2, 5})
+            for (int blocks : {1, 3, 1 << 20})
+                expect_exact(s, "splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks),
+                             [&](const float* A, const float* B, float* C) {
+                                 return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k,
+                                                                                            splits, blocks);
+                             });
+}
+
+// What the TF32 launchers say they ran where the TMA's rules (16-byte aligned
+// bases, pitches a multiple of 16 bytes) need a padded copy.
+TEST(MatmulAlignment, TheTensorCoreLaunchersSayWhatTheyPadded) {
+    SKIP_WITHOUT_GPU();
+    for (const std::string& name : tf32_kernel_names()) {
+        const matmul::Kernel& k = common::kernel_named(matmul::kernels(), name);
+        if (k.math != matmul::Math::Tf32 || !runs_here(k)) continue;  // sgemm3xTf32 splits A into a copy anyway
+        std::string what;
+        const Shape odd_k{64, 64, 63}, odd_n{64, 63, 64}, even{64, 64, 64};
+        run(integer_data(odd_k), odd_k, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 63); });
+        EXPECT_NE(what.find(" A padded"), std::string::npos) << name << ": " << what;
+        run(integer_data(odd_n), odd_n, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 63, 64); });
+        EXPECT_NE(what.find(" B padded"), std::string::npos) << name << ": " << what;
+        run(integer_data(even), even, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 64); },
+            {1, 0, 0});
+        EXPECT_NE(what.find(" A padded (A not 16-byte aligned)"), std::string::npos) << name << ": " << what;
+        run(integer_data(even), even, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 64); });
+        EXPECT_EQ(what.find("padded"), std::string::npos) << name << ": " << what;
+    }
+}
+
+}  // namespace
