@@ -65,6 +65,28 @@ constexpr GpuPreset kGpuPresets[] = {
 // blocks on 9.0 (non-portable sizes, allowed per kernel), 8 (portable) after.
 inline int max_cluster_of(int cc) { return cc < 90 ? 0 : cc == 90 ? 16 : 8; }
 
+// The limits a preset states, as gpu() would give them on a GPU at least
+// that large (the planners' tests plan for every preset without a GPU).
+inline Gpu gpu_of(const GpuPreset& q) {
+    Gpu g;
+    g.cc = g.real_cc = q.cc;
+    g.sms = q.sms;
+    g.smem_per_block = q.smem_per_block;
+    g.smem_per_sm = q.smem_per_sm;
+    g.l2_bytes = q.l2_bytes;
+    g.max_cluster = q.max_cluster;
+    g.profile = q.name;
+    return g;
+}
+
+// Blocks of `smem_per_block` bytes of shared memory that one SM holds (each
+// block also takes the 1 KB the system reserves per block from sm_80 on).
+// cudaOccupancy* answers for the real GPU; under GPU_PROFILE this is lower.
+constexpr size_t kReservedSmemPerBlock = 1024;
+inline int blocks_per_sm_by_smem(const Gpu& g, size_t smem_per_block) {
+    return int(g.smem_per_sm / (smem_per_block + kReservedSmemPerBlock));
+}
+
 // Applies profile text `p` to the real GPU `g`. Returns "" or why it cannot.
 inline std::string apply_gpu_profile(const char* p, Gpu& g) {
     const Gpu real = g;
