@@ -6,6 +6,8 @@
 //   gpu().sm90a()             wgmma / setmaxnreg code may run (9.0 exactly)
 //   smem_refusal(bytes)       "" if one block may have `bytes` of shared memory, else why not
 //   cc_refusal(cc, feature)   "" if gpu().has(cc), else why not
+//   code_refusal(kernel, cc)  "" if this binary holds the kernel's code for cc, else why not
+//   resident_blocks(k, t, s)  blocks of a kernel one SM holds under these limits
 //
 // GPU_PROFILE makes a program behave, as far as limits and capabilities go,
 // as on another GPU: a preset (t4, a100, rtx3090, rtx4090, rtx5090, h100) or
@@ -60,6 +62,19 @@ constexpr GpuPreset kGpuPresets[] = {
     {"rtx5090", 120, 170, 99 * kKiB, 100 * kKiB, 96 * kMiB, 8},
     {"h100", 90, 132, 227 * kKiB, 228 * kKiB, 50 * kMiB, 16},
 };
+
+// The limits of a GPU that is not here (a test planning for each preset
+// without a device): a preset's figures as if they were the real GPU's.
+inline Gpu gpu_of(const GpuPreset& p) {
+    Gpu g;
+    g.cc = g.real_cc = p.cc;
+    g.sms = p.sms;
+    g.smem_per_block = p.smem_per_block;
+    g.smem_per_sm = p.smem_per_sm;
+    g.l2_bytes = p.l2_bytes;
+    g.max_cluster = p.max_cluster;
+    return g;
+}
 
 // The largest cluster a GPU of capability cc launches: none before 9.0, 16
 // blocks on 9.0 (non-portable sizes, allowed per kernel), 8 (portable) after.
@@ -120,6 +135,26 @@ inline std::string apply_gpu_profile(const char* p, Gpu& g) {
     return "";
 }
 
+// Device `dev`'s own limits, no GPU_PROFILE (a test applies each preset to them).
+inline Gpu real_gpu(int dev) {
+    int major = 0, minor = 0, sms = 0, per_block = 0, per_sm = 0, l2 = 0;
+    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    Gpu g;
+    g.device = dev;
+    g.cc = g.real_cc = major * 10 + minor;
+    g.sms = sms;
+    g.smem_per_block = size_t(per_block);
+    g.smem_per_sm = size_t(per_sm);
+    g.l2_bytes = size_t(l2);
+    g.max_cluster = max_cluster_of(g.cc);
+    return g;
+}
+
 // The current device's limits, GPU_PROFILE applied; cached per device.
 inline const Gpu& gpu() {
     constexpr int kMaxDevices = 64;
@@ -130,21 +165,7 @@ inline const Gpu& gpu() {
     CHECK(cudaGetDevice(&dev));
     Gpu& g = dev < kMaxDevices ? cached[dev] : beyond;
     if (dev < kMaxDevices && known[dev]) return g;
-    int major = 0, minor = 0, sms = 0, per_block = 0, per_sm = 0, l2 = 0;
-    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    g = Gpu{};
-    g.device = dev;
-    g.cc = g.real_cc = major * 10 + minor;
-    g.sms = sms;
-    g.smem_per_block = size_t(per_block);
-    g.smem_per_sm = size_t(per_sm);
-    g.l2_bytes = size_t(l2);
-    g.max_cluster = max_cluster_of(g.cc);
+    g = real_gpu(dev);
     const char* p = std::getenv("GPU_PROFILE");
     if (p && *p) g.error = apply_gpu_profile(p, g);
     if (dev < kMaxDevices) known[dev] = true;
@@ -154,16 +175,15 @@ inline const Gpu& gpu() {
 inline std::string kib(size_t bytes) { return std::to_string((bytes + 1023) / 1024) + " KiB"; }
 
 // "" if one block may have `bytes` of shared memory on this GPU, else why not.
-inline std::string smem_refusal(size_t bytes) {
-    const Gpu& g = gpu();
+// A planner given another GPU's limits (a test planning for every preset) passes them as g.
+inline std::string smem_refusal(size_t bytes, const Gpu& g = gpu()) {
     if (bytes <= g.smem_per_block) return "";
     return "needs " + kib(bytes) + " of shared memory per block; this GPU allows " + kib(g.smem_per_block) +
            (g.profile.empty() ? "" : " (GPU_PROFILE)");
 }
 
 // "" if features of compute capability `need_cc` may be used, else why not.
-inline std::string cc_refusal(int need_cc, const char* feature) {
-    const Gpu& g = gpu();
+inline std::string cc_refusal(int need_cc, const char* feature, const Gpu& g = gpu()) {
     if (g.has(need_cc)) return "";
     const int cc = std::min(g.cc, g.real_cc);
     return std::string("needs sm_") + std::to_string(need_cc) + " (" + feature + "); this GPU is sm_" +
@@ -179,6 +199,19 @@ inline std::string code_refusal(const void* kernel, int need_cc) {
     if (a.ptxVersion >= need_cc && a.binaryVersion >= need_cc) return "";
     return "needs sm_" + std::to_string(need_cc) + " code; this program was built for compute_" +
            std::to_string(a.ptxVersion) + " (make ARCH=sm_" + std::to_string(need_cc) + ")";
+}
+
+// Blocks of `kernel` (`threads` each, `smem` bytes of dynamic shared memory)
+// one SM holds at once: the occupancy calculator's answer, which is the real
+// GPU's, capped by g's shared memory per SM (GPU_PROFILE's may be smaller).
+// The runtime reserves 1 KB of each block's shared memory from 8.0 on.
+inline int resident_blocks(const void* kernel, int threads, size_t smem, const Gpu& g = gpu()) {
+    int per_sm = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, kernel));
+    const size_t block = a.sharedSizeBytes + smem + (g.cc >= 80 ? kKiB : 0);
+    return block ? std::min(per_sm, int(g.smem_per_sm / block)) : per_sm;
 }
 
 }  // namespace common
