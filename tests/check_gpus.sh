@@ -4,7 +4,9 @@
 # JIT-compiles the pre-Hopper code paths for this GPU; sm_90 for h100), its tests and every
 # program at the small size of NN_name/sanitize.args, under GPU_PROFILE=<preset>. A preset newer
 # than this GPU (rtx5090 on an H200) gets the newest PTX this GPU can JIT: compute_<this GPU>.
-# Prints one table, chapter x GPU: PASS, WAIVED (the kernels waived), FAIL. Logs: build/check-gpus/.
+# Prints one table, chapter x GPU: PASS, WAIVED (the kernels waived), FAIL. Logs: $CHECK_GPUS_LOGS
+# (default /tmp/check-gpus: make clean empties build/ between presets).
+# CHECK_GPUS_PRESETS="t4:75 h100:90" runs a subset (preset:capability).
 # Exit 0 when no cell is FAIL.
 set -u
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ real=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr
 presets=${CHECK_GPUS_PRESETS:-"t4:75 a100:80 rtx3090:86 rtx4090:89 rtx5090:120 h100:90"}
 chapters=${CHAPTERS:-$(ls -d [0-9][0-9]_*/ | tr -d /)}
 jobs=$(nproc)
-logs=build/check-gpus
+logs=${CHECK_GPUS_LOGS:-/tmp/check-gpus}
 declare -A cell
 header="chapter"
 for pc in $presets; do
