@@ -5,7 +5,7 @@
 #   make 05_transpose         build ./transpose
 #   make test                 build and run the tests; ends with "N passed, N failed, N skipped"
 #   make test CHAPTERS=05_transpose    only that chapter (plus the common tests)
-#   make bench | plots | sanitize | profile | clean
+#   make bench | plots | sanitize | profile | check-gpus | clean
 #
 # ARCH defaults to the GPU in this machine (native), or sm_90 (the H200 the
 # results come from) where there is none; `make ARCH=sm_80` overrides.
@@ -78,7 +78,7 @@ COMMON   := $(wildcard common/*.cuh common/*.hpp)
 # Libraries a chapter's program links beyond the CUDA runtime.
 LDLIBS_matmul := -lcublas
 
-.PHONY: all test bench plots readme-tables sanitize profile clean check-nvcc check-gtest check-matplotlib \
+.PHONY: all test bench plots readme-tables sanitize profile check-gpus clean check-nvcc check-gtest check-matplotlib \
         $(CHAPTERS)
 
 all: $(CHAPTERS)
@@ -97,9 +97,10 @@ endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$(c))))
 $(foreach c,$(CHAPTERS),$(foreach t,$(call test_srcs,$(c)),$(eval $(call test_rule,$(c),$(t)))))
 
-build/tests/test_common: tests/test_common.cpp $(COMMON) | check-gtest
+# Through nvcc: the GPU_PROFILE tests include common/gpu.cuh (cuda_runtime.h; no device code).
+build/tests/test_common: tests/test_common.cpp $(COMMON) | check-nvcc check-gtest
 	@mkdir -p build/tests
-	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
+	$(NVCC) -std=c++17 -O2 -I. -Xcompiler -Wall,-Wextra -o $@ $< $(GTEST)
 
 build/tests/test_programs: tests/test_programs.cpp | check-gtest
 	@mkdir -p build/tests
@@ -137,6 +138,11 @@ sanitize: $(PROGRAMS)
 # by a run that succeeded.
 profile: $(PROGRAMS)
 	@set -e; for c in $(CHAPTERS); do if [ -x $$c/profile.sh ]; then NCU="$(NCU)" $$c/profile.sh ./$${c#*_}; fi; done
+
+# Every chapter as on each preset GPU (GPU_PROFILE), built for its architecture, on this GPU:
+# one table, chapter x GPU (tests/check_gpus.sh). Rebuilds per preset; ends with make clean.
+check-gpus:
+	@CHAPTERS="$(CHAPTERS)" tests/check_gpus.sh
 
 clean:
 	rm -rf build $(foreach c,$(patsubst %/,%,$(wildcard [0-9][0-9]_*/)),$(call prog,$(c)))

@@ -100,7 +100,7 @@ bool clamp_check(const Plan& p, int num_bins, bool skewed, uint64_t seed) {
 // The goal lines printed under a problem, from its rows (the ratios the chapter
 // is judged by: README, "Against the goals").
 void print_goal(const common::Report& report, const std::string& problem, int num_bins, double cub_ms,
-                double atomics_ms, const Caps& caps) {
+                double atomics_ms, const common::Gpu& g) {
     const common::Row* best = nullptr;
     const common::Row* rule = nullptr;
     for (const common::Row& r : report.rows()) {
@@ -115,7 +115,7 @@ void print_goal(const common::Report& report, const std::string& problem, int nu
     const double x_atom = atomics_ran ? atomics_ms / rule->ms : 0;
     if (atomics_ran) std::printf("clusterHistBest: %.2f x CUB, %.2f x histGlobalAtomics; goal: ", x_cub, x_atom);
     else std::printf("clusterHistBest: %.2f x CUB, histGlobalAtomics not run; goal: ", x_cub);
-    if (num_bins > caps.bins_per_block()) {
+    if (num_bins > bins_per_block(g)) {
         std::printf(">= 3 x atomics and >= 1.5 x CUB (bins beyond one block): %s\n",
                     !atomics_ran ? "not judged (histGlobalAtomics not run)"
                                  : x_atom >= 3 && x_cub >= 1.5 ? "met" : "NOT met");
@@ -128,7 +128,7 @@ void print_goal(const common::Report& report, const std::string& problem, int nu
 
 // One problem: CUB, then every selected kernel, each checked on its first
 // (timed) launch and on the clamp, then timed.
-bool run_problem(const Problem& pb, const common::CommonOptions& opt, const Caps& caps, common::Report& report) {
+bool run_problem(const Problem& pb, const common::CommonOptions& opt, const common::Gpu& g, common::Report& report) {
     const size_t n = size_t(pb.n);
     const int num_bins = pb.num_bins;
     std::vector<int> in;
@@ -166,7 +166,7 @@ bool run_problem(const Problem& pb, const common::CommonOptions& opt, const Caps
     double atomics_ms = -1;
     for (const Variant& v : kernels()) {
         if (!opt.kernel.empty() && opt.kernel != v.name) continue;
-        const Plan p = make_plan(v, num_bins, caps);
+        const Plan p = make_plan(v, num_bins, g);
         if (!p.ok) {
             std::printf("%-28s %s\n", v.name, p.why_not.c_str());
             continue;
@@ -183,15 +183,15 @@ bool run_problem(const Problem& pb, const common::CommonOptions& opt, const Caps
                     100.0 * cub_ms / ms, c.max_abs_err, c.pass() && clamp_ok ? "PASS" : "FAIL", extra(p.cluster)});
         ok &= c.pass() && clamp_ok;
     }
-    print_goal(report, problem, num_bins, cub_ms, atomics_ms, caps);
+    print_goal(report, problem, num_bins, cub_ms, atomics_ms, g);
     return ok;
 }
 
 // --cluster-sweep: for bins from 256 to the largest a 16-block cluster holds,
 // the seed's kernel and the fast ones at every cluster size.
-bool cluster_sweep(const common::CommonOptions& opt, const Caps& caps, common::Report& report, int64_t n) {
+bool cluster_sweep(const common::CommonOptions& opt, const common::Gpu& g, common::Report& report, int64_t n) {
     std::vector<int> bin_counts = {256, 1024, 4096, 16384, 32768, 65536, 131072, 262144, 524288};
-    const int largest = largest_cluster_bins(caps);
+    const int largest = largest_cluster_bins(g);
     while (!bin_counts.empty() && bin_counts.back() > largest) bin_counts.pop_back();
     if (largest > bin_counts.back()) bin_counts.push_back(largest);
     bool ok = true;
@@ -226,7 +226,7 @@ bool cluster_sweep(const common::CommonOptions& opt, const Caps& caps, common::R
         ok &= cub_cmp.pass();
         for (const Variant& v : sweep)
             for (int c = 1; c <= 16; c *= 2) {
-                const Plan p = make_plan(v, num_bins, caps, c);
+                const Plan p = make_plan(v, num_bins, g, c);
                 if (!p.ok) continue;
                 auto run = [&] { CHECK(launch(p, d_in.get(), size_t(n), d_out.get(), num_bins)); };
                 d_out.poison();
@@ -244,7 +244,7 @@ bool cluster_sweep(const common::CommonOptions& opt, const Caps& caps, common::R
 
 // --pitfalls: clusterHist without its second cluster.sync(), repeated: how often are the counts wrong?
 // Its result is printed, never part of the exit code.
-void run_pitfalls(const common::CommonOptions& opt, const Caps& caps) {
+void run_pitfalls(const common::CommonOptions& opt, const common::Gpu& g) {
     std::printf("\nPitfall: clusterHistNoFinalSync (the seed's second cluster.sync() left out), 20 runs each\n");
     const int64_t n = int64_t(1) << 24;
     for (int num_bins : {4096, 1 << 17}) {
@@ -258,7 +258,7 @@ void run_pitfalls(const common::CommonOptions& opt, const Caps& caps) {
             d_in.upload(in);
             for (const Variant& v : pitfalls()) {
                 if (opt.kernel.rfind("clusterHistNoFinalSync", 0) == 0 && opt.kernel != v.name) continue;
-                const Plan p = make_plan(v, num_bins, caps);
+                const Plan p = make_plan(v, num_bins, g);
                 if (!p.ok) { std::printf("  %s: %s\n", v.name, p.why_not.c_str()); continue; }
                 int wrong = 0;
                 double lost = 0;
@@ -304,23 +304,24 @@ int in_child_process(F&& child) {
 // sticky): none of them sets this process's exit code. A first child checks the device, so that a
 // machine without one prints WAIVED once (and this process exits 77, or 2 for a bad --device).
 void run_pitfalls_in_children(const common::CommonOptions& opt) {
-    constexpr int kNoClusters = 3;  // the first child's answer: a device, but below cc 9.0
+    constexpr int kNoClusters = 3;  // the first child's answer: a device, but no clusters here
     const int probe = in_child_process([&] {
-        const common::DeviceInfo d = common::require_device(int(opt.device));  // exits 77 or 2 itself
-        if (!device_caps(d.id).clusters()) std::_Exit(kNoClusters);
+        common::require_device(int(opt.device));  // exits 77 or 2 itself
+        if (const std::string why = cluster_refusal(common::gpu()); !why.empty()) {
+            std::printf("\npitfalls: WAIVED (%s)\n", why.c_str());
+            std::fflush(stdout);
+            std::_Exit(kNoClusters);
+        }
     });
     if (probe == common::kExitWaived || probe == 2) std::exit(probe);
-    if (probe == kNoClusters) {
-        std::printf("\npitfalls: WAIVED (thread-block clusters need compute capability 9.0)\n");
-        return;
-    }
+    if (probe == kNoClusters) return;
     for (const Variant& v : pitfalls()) {
         if (opt.kernel.rfind("clusterHistNoFinalSync", 0) == 0 && opt.kernel != v.name) continue;
         const int status = in_child_process([&] {
             common::CommonOptions one = opt;
             one.kernel = v.name;
-            const common::DeviceInfo d = common::require_device(int(opt.device));
-            run_pitfalls(one, device_caps(d.id));
+            common::require_device(int(opt.device));
+            run_pitfalls(one, common::gpu());
         });
         if (status != 0)
             std::printf("  %s: the process ended with %s %d (the CUDA error above is how it fails)\n", v.name,
@@ -364,18 +365,17 @@ int main(int argc, char** argv) {
     const common::DeviceInfo dev = common::require_device(int(opt.device));
     common::print_device_header(dev);
     if (sync_part) return distributed_smem::sync::run_sync_part(dev, opt, show_pitfalls) ? 0 : 1;
-    const Caps caps = device_caps(dev.id);
-    const int largest = largest_cluster_bins(caps);
+    const common::Gpu& g = common::gpu();
+    const int largest = largest_cluster_bins(g);
     if (largest > 0 && num_bins > largest)
         cli.fail("--bins " + std::to_string(num_bins) + ": the largest cluster this device runs (" +
-                 std::to_string(largest / caps.bins_per_block()) + " blocks of " +
-                 std::to_string(caps.smem_optin / 1024) + " KB) holds at most " + std::to_string(largest) + " bins");
-    if (!caps.clusters())
-        std::printf("note: %s is cc %d.%d: the cluster kernels print WAIVED (clusters need 9.0)\n", dev.name.c_str(),
-                    dev.cc_major, dev.cc_minor);
+                 std::to_string(largest / bins_per_block(g)) + " blocks of " +
+                 std::to_string(g.smem_per_block / 1024) + " KB) holds at most " + std::to_string(largest) + " bins");
+    const std::string no_clusters = cluster_refusal(g);
+    if (!no_clusters.empty()) std::printf("note: the cluster kernels print WAIVED: %s\n", no_clusters.c_str());
 
     if (micro) {
-        if (!caps.clusters()) { std::printf("WAIVED: --micro measures thread-block clusters (cc 9.0)\n"); return 77; }
+        if (!no_clusters.empty()) { std::printf("WAIVED: --micro measures thread-block clusters: %s\n", no_clusters.c_str()); return 77; }
         return distributed_smem::micro::run_micro_benchmarks(dev, opt, cli.command_line()) ? 0 : 1;
     }
 
@@ -397,8 +397,8 @@ int main(int argc, char** argv) {
     bool ok = true;
     if (cluster_sweep_mode) {
         common::Report cr("GB/s", "cub", {"bins", "cluster"});
-        if (!caps.clusters()) { std::printf("WAIVED: --cluster-sweep needs thread-block clusters (cc 9.0)\n"); return 77; }
-        ok &= cluster_sweep(opt, caps, cr, sweep_n);
+        if (!no_clusters.empty()) { std::printf("WAIVED: --cluster-sweep: %s\n", no_clusters.c_str()); return 77; }
+        ok &= cluster_sweep(opt, g, cr, sweep_n);
         if (!opt.csv.empty()) {
             common::Metadata meta = common::run_metadata(dev, cli.command_line());
             meta.push_back({"bytes_model", "n * 4 (each sample read once)"});
@@ -408,7 +408,7 @@ int main(int argc, char** argv) {
         std::printf("\n%s\n", ok ? "PASS" : "FAIL");
         return ok ? 0 : 1;
     }
-    for (const Problem& p : problems) ok &= run_problem(p, opt, caps, report);
+    for (const Problem& p : problems) ok &= run_problem(p, opt, g, report);
     if (!opt.sweep && opt.kernel.empty()) {
         common::CommonOptions quick = opt;
         quick.csv.clear();  // the histogram's CSV is written below

@@ -78,24 +78,8 @@ inline bool needs_cluster(Algo a) {
            a == Algo::Sliced || a == Algo::SlicedAgg || a == Algo::Exchange || a == Algo::Best;
 }
 
-struct Caps {
-    int cc = 0, sms = 0;
-    size_t smem_optin = 0;  // bytes of shared memory one block may opt into
-    bool clusters() const { return cc >= 90; }
-    int bins_per_block() const { return int(smem_optin / 4); }  // counters one block can hold
-};
-
-inline Caps device_caps(int device) {
-    Caps c;
-    int major = 0, minor = 0, optin = 0;
-    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, device));
-    CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    c.cc = major * 10 + minor;
-    c.smem_optin = size_t(optin);
-    return c;
-}
+// Counters one block can hold on GPU g.
+inline int bins_per_block(const common::Gpu& g) { return int(g.smem_per_block / 4); }
 
 // The two launch shapes: a plain <<<grid, block, smem>>> launch of
 // (in, n, hist, num_bins), and a cluster launch with one more argument.
@@ -123,35 +107,40 @@ struct Plan {
 
 inline int log2_exact(int c) { int l = 0; while ((1 << l) < c) ++l; return l; }
 
-// Lets `kernel` launch with `bytes` of dynamic shared memory. The attribute only
-// grows: a plan made earlier for more bins must still launch after a plan for
-// fewer (the attribute is the kernel's, not the plan's).
-template <class K>
-void allow_dynamic_smem(K kernel, size_t bytes) {
-    cudaFuncAttributes a;
-    CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kernel)));
-    if (bytes > size_t(a.maxDynamicSharedSizeBytes))
-        CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   int(bytes)));
-}
-
 // Blocks per SM for a plain (non-cluster) kernel at `smem` bytes, times the SMs: one full wave.
-inline int wave_blocks(PlainKernel kernel, size_t smem, const Caps& caps) {
-    int per_sm = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
-    return per_sm * caps.sms;
+inline int wave_blocks(PlainKernel kernel, size_t smem, const common::Gpu& g) {
+    return common::resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, smem, g) * g.sms;
 }
 
-// The number of clusters of `c` blocks with `smem` bytes each that can be resident at once (0: none).
+// The number of clusters of `c` blocks with `smem` bytes each that can be
+// resident at once under g's limits (0: none). The occupancy calculator
+// answers for the real GPU; a profile's SMs and shared memory cap it.
 template <class... Params>
-int active_clusters(void (*kernel)(Params...), int c, size_t smem, int threads = kThreads) {
-    allow_dynamic_smem(kernel, smem);
+int active_clusters(void (*kernel)(Params...), int c, size_t smem, const common::Gpu& g, int threads = kThreads) {
+    if (c > g.max_cluster || !common::smem_refusal(smem, g).empty()) return 0;
+    if (!common::request_dynamic_smem(kernel, smem).empty()) return 0;
     if (c > 8) common::allow_large_clusters(kernel);
     const common::ClusterLaunch l(c * 64, threads, smem, c);
     int clusters = 0;
     const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(kernel), &l.cfg);
     if (e != cudaSuccess) { (void)cudaGetLastError(); return 0; }  // e.g. 16 not allowed on this device
-    return clusters;
+    const int blocks = common::resident_blocks(reinterpret_cast<const void*>(kernel), threads, smem, g);
+    return std::min(clusters, g.sms * blocks / c);
+}
+
+// "" where the cluster kernels run: a GPU of 9.0 or newer (GPU_PROFILE's) and
+// a build holding their sm_90 code, else why not.
+inline std::string cluster_refusal(const common::Gpu& g) {
+    std::string why = common::cc_refusal(90, "thread-block clusters", g);
+    if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(clusterHist<true>), 90);
+    return why;
+}
+
+// A cluster of c blocks is more than g launches: why, else "".
+inline std::string cluster_size_refusal(int c, const common::Gpu& g) {
+    if (c <= g.max_cluster) return "";
+    return "WAIVED: a cluster of " + std::to_string(c) + " blocks; this GPU allows " + std::to_string(g.max_cluster) +
+           (g.profile.empty() ? "" : " (GPU_PROFILE)");
 }
 
 // The clusterHistFastT instance for a variant at cluster size c. clusterHistBest
@@ -183,49 +172,57 @@ inline ClusterKernel exchange_kernel(int c, bool narrow) {
 // whose slices fit one block beside the staging buffers with 32-bit
 // counters, else with 16-bit ones (the largest bin counts); beyond that, the
 // fewest groups of bins that fit (each group reads every sample once).
-inline Plan exchange_plan(int num_bins, const Caps& caps, int c) {
+inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c) {
     Plan p;
     if (c == 1) {
         p.why_not = "n/a: the exchange needs a cluster of 2 or more blocks";
         return p;
     }
-    auto fits = [&](int cl, int g, bool narrow) {  // slots, the padding slot `slice` included, are 16-bit
-        const int slice = common::ceil_div(num_bins, cl * g);
-        return slice <= 65535 && exchange_smem(slice, narrow) <= caps.smem_optin;
+    if (p.why_not = cluster_size_refusal(c, g); !p.why_not.empty()) return p;
+    auto fits = [&](int cl, int groups, bool narrow) {  // slots, the padding slot `slice` included, are 16-bit
+        const int slice = common::ceil_div(num_bins, cl * groups);
+        return slice <= 65535 && exchange_smem(slice, narrow) <= g.smem_per_block;
     };
     auto runs = [&](int cl, bool narrow) {
         return active_clusters(exchange_kernel(cl, narrow), cl,
-                               exchange_smem(common::ceil_div(num_bins, cl), narrow), kExThreads) >= 1;
+                               exchange_smem(common::ceil_div(num_bins, cl), narrow), g, kExThreads) >= 1;
     };
     bool narrow = false;
     if (c == 0) {
         for (bool nar : {false, true})
-            for (int cl = 2; cl <= 16 && c == 0; cl *= 2)
+            for (int cl = 2; cl <= g.max_cluster && c == 0; cl *= 2)
                 if (fits(cl, 1, nar) && runs(cl, nar)) c = cl, narrow = nar;
-        if (c == 0) c = active_clusters(exchange_kernel(16, true), 16, exchange_smem(1), kExThreads) >= 1 ? 16 : 8;
+        if (c == 0)
+            c = g.max_cluster >= 16 && active_clusters(exchange_kernel(16, true), 16, exchange_smem(1), g, kExThreads) >= 1
+                    ? 16 : std::min(8, g.max_cluster);
+    }
+    if (c < 2) {
+        p.why_not = "WAIVED: the exchange needs clusters of 2 or more blocks; this GPU allows " +
+                    std::to_string(g.max_cluster);
+        return p;
     }
     if (!fits(c, 1, false) && fits(c, 1, true)) narrow = true;  // 16-bit counters only to save a group
-    int g = 1;
-    while (!fits(c, g, narrow) && g < 1024) ++g;
-    const int slice = common::ceil_div(num_bins, c * g);
-    if (!fits(c, g, narrow)) {
+    int groups = 1;
+    while (!fits(c, groups, narrow) && groups < 1024) ++groups;
+    const int slice = common::ceil_div(num_bins, c * groups);
+    if (!fits(c, groups, narrow)) {
         p.why_not = "n/a: too many bins for the exchange's cluster of " + std::to_string(c);
         return p;
     }
     p.cluster_kernel = exchange_kernel(c, narrow);
     p.cluster = c;
-    p.cluster_arg = g;
+    p.cluster_arg = groups;
     p.threads = kExThreads;
     p.smem = exchange_smem(slice, narrow);
-    p.note = (g > 1 ? " " + std::to_string(g) + " groups" : "") + (narrow ? " 16-bit" : "");
-    const int clusters = active_clusters(p.cluster_kernel, c, p.smem, kExThreads);
+    p.note = (groups > 1 ? " " + std::to_string(groups) + " groups" : "") + (narrow ? " 16-bit" : "");
+    const int clusters = active_clusters(p.cluster_kernel, c, p.smem, g, kExThreads);
     if (clusters < 1) {
         p.why_not = "WAIVED: no cluster of " + std::to_string(c) + " blocks with " + std::to_string(p.smem / 1024) +
                     " KB each fits this device";
         return p;
     }
-    if (clusters < g) {
-        p.why_not = "n/a: " + std::to_string(g) + " groups of bins need as many clusters; " + std::to_string(clusters) +
+    if (clusters < groups) {
+        p.why_not = "n/a: " + std::to_string(groups) + " groups of bins need as many clusters; " + std::to_string(clusters) +
                     " fit";
         return p;
     }
@@ -237,9 +234,9 @@ inline Plan exchange_plan(int num_bins, const Caps& caps, int c) {
 // The cluster size the fast kernels pick when none is given: the smallest
 // power of two whose slices fit one block's shared memory (fewer remote adds,
 // or fewer re-reads for the sliced kernel). 0: no cluster holds the bins.
-inline int pick_cluster(int num_bins, const Caps& caps) {
-    for (int c = 1; c <= 16; c *= 2)
-        if (common::ceil_div(num_bins, c) <= caps.bins_per_block()) return c;
+inline int pick_cluster(int num_bins, const common::Gpu& g) {
+    for (int c = 1; c <= std::max(1, std::min(16, g.max_cluster)); c *= 2)
+        if (common::ceil_div(num_bins, c) <= bins_per_block(g)) return c;
     return 0;
 }
 
@@ -249,30 +246,31 @@ constexpr int kBestExchangeFrom = 4;
 
 // The plan for variant v at `num_bins` (cluster: v.cluster, or cluster_override when > 0).
 // Refuses a bin count outside [1, kMaxBins] before any CUDA call.
-inline Plan make_plan(const Variant& v, int num_bins, const Caps& caps, int cluster_override = 0) {
+inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int cluster_override = 0) {
     Plan p;
     const std::string bad = bins_problem(num_bins);
     if (!bad.empty()) {
         p.why_not = "invalid: " + bad;
         return p;
     }
-    const int cap = caps.bins_per_block();
-    if (needs_cluster(v.algo) && !caps.clusters()) {
-        p.why_not = "WAIVED: thread-block clusters need compute capability 9.0";
-        return p;
-    }
+    const int cap = bins_per_block(g);
+    if (needs_cluster(v.algo))
+        if (const std::string why = cluster_refusal(g); !why.empty()) {
+            p.why_not = "WAIVED: " + why;
+            return p;
+        }
     switch (v.algo) {
         case Algo::Global:
             p.plain_kernel = histGlobalAtomics;
-            p.grid = wave_blocks(histGlobalAtomics, 0, caps);
+            p.grid = wave_blocks(histGlobalAtomics, 0, g);
             break;
         case Algo::SmemStatic:
             if (num_bins > kStaticBins) { p.why_not = "n/a: a static array holds at most 12288 bins (48 KB)"; return p; }
             p.plain_kernel = histSmemStatic;
-            p.grid = wave_blocks(histSmemStatic, 0, caps);
+            p.grid = wave_blocks(histSmemStatic, 0, g);
             break;
         case Algo::Exchange:
-            return exchange_plan(num_bins, caps, cluster_override > 0 ? cluster_override : v.cluster);
+            return exchange_plan(num_bins, g, cluster_override > 0 ? cluster_override : v.cluster);
         case Algo::Smem:
             if (num_bins > cap) {
                 p.why_not = "n/a: one block holds at most " + std::to_string(cap) + " bins";
@@ -280,21 +278,26 @@ inline Plan make_plan(const Variant& v, int num_bins, const Caps& caps, int clus
             }
             p.plain_kernel = histSmem;
             p.smem = size_t(num_bins) * 4;
-            allow_dynamic_smem(histSmem, p.smem);
-            p.grid = wave_blocks(histSmem, p.smem, caps);
+            if (const std::string why = common::request_dynamic_smem(histSmem, p.smem); !why.empty()) {
+                p.why_not = "WAIVED: " + why;
+                return p;
+            }
+            p.grid = wave_blocks(histSmem, p.smem, g);
             break;
         case Algo::Best:  // the sweeps' choice (README, "The cluster-size sweep")
-            if (const int c = cluster_override > 0 ? cluster_override : pick_cluster(num_bins, caps);
+            if (const int c = cluster_override > 0 ? cluster_override : pick_cluster(num_bins, g);
                 c == 0 || c >= kBestExchangeFrom)
-                return exchange_plan(num_bins, caps, cluster_override);
+                return exchange_plan(num_bins, g, cluster_override);
             [[fallthrough]];  // clusterHistSliced (fast_kernel)
         default: {
             const bool seed = v.algo == Algo::Cluster || v.algo == Algo::ClusterNoFinalSync;
             int c = cluster_override > 0 ? cluster_override : v.cluster;
-            if (c == 0) c = pick_cluster(num_bins, caps);
+            if (c == 0) c = pick_cluster(num_bins, g);
+            if (p.why_not = cluster_size_refusal(c, g); !p.why_not.empty()) return p;
+            const int most = std::max(1, std::min(16, g.max_cluster));
             if (c == 0 || common::ceil_div(num_bins, c) > cap) {
-                p.why_not = "n/a: a cluster of " + std::to_string(c ? c : 16) + " holds at most " +
-                            std::to_string(int64_t(c ? c : 16) * cap) + " bins";
+                p.why_not = "n/a: a cluster of " + std::to_string(c ? c : most) + " holds at most " +
+                            std::to_string(int64_t(c ? c : most) * cap) + " bins";
                 return p;
             }
             const int slice = common::ceil_div(num_bins, c);  // counters per block
@@ -307,9 +310,9 @@ inline Plan make_plan(const Variant& v, int num_bins, const Caps& caps, int clus
                 p.cluster_kernel = fast_kernel(v.algo, c);
                 p.cluster_arg = log2_exact(c);
                 // One block per SM: make it a big one, twice the loads in flight.
-                if (2 * p.smem > caps.smem_optin) p.threads = kFastThreads;
+                if (2 * p.smem > g.smem_per_block) p.threads = kFastThreads;
             }
-            const int clusters = active_clusters(p.cluster_kernel, c, p.smem, p.threads);
+            const int clusters = active_clusters(p.cluster_kernel, c, p.smem, g, p.threads);
             if (clusters < 1) {
                 p.why_not = "WAIVED: no cluster of " + std::to_string(c) + " blocks with " +
                             std::to_string(p.smem / 1024) + " KB each fits this device";
@@ -337,11 +340,11 @@ inline Plan make_plan(const Variant& v, int num_bins, const Caps& caps, int clus
 }
 
 // The largest bin count any kernel here can hold on this device (0 below cc 9.0: no cluster limit applies).
-inline int largest_cluster_bins(const Caps& caps) {
-    if (!caps.clusters()) return 0;
-    const int cap = caps.bins_per_block();
+inline int largest_cluster_bins(const common::Gpu& g) {
+    if (!cluster_refusal(g).empty()) return 0;
+    const int cap = bins_per_block(g);
     for (int c = 16; c >= 1; c /= 2)
-        if (active_clusters(clusterHist<true>, c, size_t(cap) * 4) >= 1) return c * cap;
+        if (active_clusters(clusterHist<true>, c, size_t(cap) * 4, g) >= 1) return c * cap;
     return cap;
 }
 

@@ -160,6 +160,12 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         report.add({measure, double(cluster), kernel, launch, ms, value, -1, 0, "-",
                     {cluster ? std::to_string(cluster) : "-", unit, h100}});
     };
+    const common::Gpu& g = common::gpu();
+    auto too_large = [&](const char* measure, int c) {  // a cluster size this GPU (or GPU_PROFILE) lacks
+        const std::string why = cluster_size_refusal(c, g);
+        if (!why.empty()) std::printf("  %s, cluster %d: %s\n", measure, c, why.c_str());
+        return !why.empty();
+    };
     common::DeviceBuffer<long long> d_cycles(1);
     common::DeviceBuffer<unsigned> d_sink(1);
     auto cycles = [&] {
@@ -172,6 +178,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     const int steps = 1 << 14;
     common::allow_large_clusters(chaseSmem);
     auto chase = [&](const char* measure, int c, int target, const char* h100) {
+        if (too_large(measure, c)) return;
         const size_t smem = kChainWords * 4;
         const double ms = common::time_once_ms([&] {
             CHECK(common::launch_cluster(chaseSmem, c, kThreads, smem, c, target, steps, d_cycles.get(), d_sink.get()));
@@ -187,8 +194,8 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         const int lines = 65536;
         std::vector<unsigned> perm(lines), pos(lines);
         for (int i = 0; i < lines; ++i) perm[i] = i;
-        common::SplitMix64 g(uint64_t(opt.seed));
-        for (int i = lines - 1; i > 0; --i) std::swap(perm[i], perm[g.next() % (i + 1)]);
+        common::SplitMix64 rng(uint64_t(opt.seed));
+        for (int i = lines - 1; i > 0; --i) std::swap(perm[i], perm[rng.next() % (i + 1)]);
         for (int i = 0; i < lines; ++i) pos[i] = perm[i] * 32;
         common::DeviceBuffer<unsigned> next(size_t(lines) * 32), d_pos(lines);
         CHECK(cudaMemset(next.get(), 0, next.bytes()));
@@ -206,8 +213,8 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         const size_t words = size_t(1) << 29;
         common::DeviceBuffer<unsigned> next(words), d_pos(count), scratch(size_t(1) << 27);
         std::vector<unsigned> pos(count);
-        common::SplitMix64 g(uint64_t(opt.seed) + 1);
-        for (int i = 0; i < count; ++i) pos[i] = unsigned((g.next() % (words / 32)) * 32);
+        common::SplitMix64 rng(uint64_t(opt.seed) + 1);
+        for (int i = 0; i < count; ++i) pos[i] = unsigned((rng.next() % (words / 32)) * 32);
         d_pos.upload(pos);
         scatterChain<<<common::ceil_div(count, 256), 256>>>(next.get(), d_pos.get(), count);
         CHECK_LAUNCH();
@@ -231,7 +238,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     for (int c = 1; c <= 16; c *= 2) {
         const auto kernel = c == 1 ? dsmemRead<false> : dsmemRead<true>;
         const size_t smem = size_t(words4) * 16;
-        const int clusters = active_clusters(kernel, c, smem);
+        const int clusters = active_clusters(kernel, c, smem, g);
         if (clusters < 1) continue;
         double ms = 0;
         const std::string launch = timed(
@@ -246,7 +253,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     for (int c = 1; c <= 16; c *= 2) {
         const auto kernel = c == 1 ? dsmemAtomics<false> : dsmemAtomics<true>;
         const size_t smem = size_t(awords) * 4;
-        const int clusters = active_clusters(kernel, c, smem);
+        const int clusters = active_clusters(kernel, c, smem, g);
         if (clusters < 1) continue;
         double ms = 0;
         const std::string launch = timed(
@@ -260,6 +267,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     const int sync_iters = 1000;
     common::allow_large_clusters(syncCost<true>);
     auto barrier = [&](const char* measure, bool cluster_sync, int c, const char* h100) {
+        if (too_large(measure, c)) return;
         const auto kernel = cluster_sync ? syncCost<true> : syncCost<false>;
         const double ms = common::time_once_ms(
             [&] { CHECK(common::launch_cluster(kernel, c, kThreads, 0, c, sync_iters, d_cycles.get())); });

@@ -34,6 +34,13 @@
 
 namespace distributed_smem::sync {
 
+// "" where cluster.sync() runs: 9.0 or newer (GPU_PROFILE's) and a build with sm_90 code.
+inline std::string cluster_sync_refusal() {
+    std::string why = common::cc_refusal(90, "thread-block clusters");
+    if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(barrierClusterSync), 90);
+    return why;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-block cycles and nanoseconds written by the timing kernels -> mean per operation.
 struct OpCost {
@@ -270,8 +277,13 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
         add("__syncthreads", std::to_string(dev.sms) + " x 1024 threads", o, common::fmt("SM clock %.2f GHz", clock_ghz), "-");
     }
     // Cluster barrier (sm_90): cluster sizes 2..16, 128 threads per block.
-    if (dev.cc_major >= 9) {
+    if (const std::string no_clusters = cluster_sync_refusal(); no_clusters.empty()) {
         for (int cs : {2, 4, 8, 16}) {
+            if (cs > common::gpu().max_cluster) {
+                rep.add({"barrier", "cluster.sync", "cluster " + std::to_string(cs), 0, "cycles",
+                         "WAIVED: this GPU allows clusters of " + std::to_string(common::gpu().max_cluster), "-"});
+                continue;
+            }
             if (cs > 8) common::allow_large_clusters(barrierClusterSync);
             const int grid = cs * std::max(1, dev.sms / cs / 2);
             const common::ClusterLaunch l(grid, 128, 0, cs);
@@ -297,7 +309,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
             ok &= w[0] == 0;
         }
     } else {
-        rep.add({"barrier", "cluster.sync", "-", 0, "cycles", "needs compute capability 9.0", "-"});
+        rep.add({"barrier", "cluster.sync", "-", 0, "cycles", "WAIVED: " + no_clusters, "-"});
     }
     // grid.sync(): cooperative launch, grid sized by occupancy.
     int coop = 0;

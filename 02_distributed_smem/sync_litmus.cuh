@@ -3,6 +3,8 @@
 // sync_kernels.cuh), run, counted and reported.
 #pragma once
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
@@ -11,22 +13,24 @@
 #include "common/buffer.cuh"
 #include "common/check.cuh"
 #include "common/device.cuh"
+#include "common/launch.cuh"
 #include "common/report.hpp"
 #include "common/timer.cuh"
 
 namespace distributed_smem::sync {
 
 // Dynamic shared memory that lets only one block fit on an SM: the two blocks of a litmus pair
-// then run on different SMs, and a grid of at most #SMs blocks is all resident at once.
-inline size_t one_block_per_sm_smem(const common::DeviceInfo& dev) {
-    int per_sm = 0;
-    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev.id));
-    size_t bytes = size_t(per_sm) / 2 + 1024;
-    return std::min(bytes, dev.smem_per_block_optin - 1024);  // a little room for the static variables
+// then run on different SMs, and a grid of at most #SMs blocks is all resident at once. Under a
+// GPU_PROFILE with less shared memory per block than half this GPU's SM, blocks may share an SM
+// (the results count such pairs); the launch never asks for more than the profile allows.
+inline size_t one_block_per_sm_smem(const common::DeviceInfo&) {
+    const common::Gpu& g = common::gpu();
+    return std::min(g.smem_per_sm / 2 + 1024, g.smem_per_block - 1024);  // room for the static variables
 }
-template <class K>
-inline void allow_smem(K kernel, size_t bytes) {
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+template <class... Params>
+inline void allow_smem(void (*kernel)(Params...), size_t bytes) {
+    const std::string why = common::request_dynamic_smem(kernel, bytes);
+    if (!why.empty()) std::fprintf(stderr, "litmus: %s\n", why.c_str()), std::exit(1);  // sized above: never
 }
 
 // clock64() budget of every bounded wait: about 1 s at the H200's ~2 GHz. A wait that works ends in

@@ -14,6 +14,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
@@ -87,9 +88,10 @@ std::string launch_wide(const void* in, void* out, int blocks) {
     return launch_brackets(grid, block);
 }
 
-// Opts in to 96 KB of dynamic shared memory, then launches.
+// Opts in to 96 KB of dynamic shared memory, then launches (never where waiver() refuses it).
 inline std::string launch_opt_in(const void* in, void* out, int blocks) {
-    CHECK(cudaFuncSetAttribute(reverseBlockOptIn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kOptInBytes)));
+    const std::string why = common::request_dynamic_smem(reverseBlockOptIn, kOptInBytes);
+    if (!why.empty()) std::fprintf(stderr, "reverseBlockOptIn: %s\n", why.c_str()), std::exit(1);
     const dim3 grid(blocks), block(kOptInThreads);
     reverseBlockOptIn<<<grid, block, kOptInBytes>>>(static_cast<const int*>(in), static_cast<int*>(out));
     CHECK_LAUNCH();
@@ -167,6 +169,12 @@ inline const std::vector<TileKernel>& tile_kernels() {
          Perm::Reverse, launch_opt_in, trace_reverse, "96 KB dynamic shared memory (opt-in)"},
     };
     return k;
+}
+
+// "" where kernel k runs under g's limits, else why not: the opt-in kernel's
+// 96 KB is more than a T4 (64 KB) allows.
+inline std::string waiver(const TileKernel& k, const common::Gpu& g = common::gpu()) {
+    return k.launch == launch_opt_in ? common::smem_refusal(kOptInBytes, g) : std::string();
 }
 
 // The stride sweep's two kernels (run by the program's own loop, not launched through a list).

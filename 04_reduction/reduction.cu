@@ -173,7 +173,7 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         const std::string why = waiver(k);
         if (!why.empty()) {
-            waived.push_back(std::string(k.name) + ": not run: " + why);
+            waived.push_back(std::string(k.name) + ": WAIVED: " + why);
             continue;
         }
         std::string launch;
@@ -259,7 +259,7 @@ void run_pitfalls(size_t n, const common::CommonOptions& opt) {
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         const std::string why = waiver(k);
         if (!why.empty()) {
-            std::printf("  %-22s not run: %s\n", k.name, why.c_str());
+            std::printf("  %-22s WAIVED: %s\n", k.name, why.c_str());
             continue;
         }
         std::string launch;
@@ -320,7 +320,7 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         const std::string why = waiver(k);
         if (!why.empty()) {
-            waived.push_back(std::string(k.name) + ": not run: " + why);
+            waived.push_back(std::string(k.name) + ": WAIVED: " + why);
             continue;
         }
         gpu(k.name, [&](const float* in) { return run_once(k, in, n, ws, nullptr); });

@@ -369,9 +369,7 @@ inline void set_coefficients(const Coefficients& c, float* d_coef) {
 // once (asked once per kernel), fewer when n needs fewer.
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel) {
-    int per_sm = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
-    return unsigned(common::sm_count() * per_sm);
+    return unsigned(common::sm_count() * common::resident_blocks(reinterpret_cast<const void*>(kernel), kBlock, 0));
 }
 
 // Launches the grid-stride kernel K(in, out, n, extra...) of kBlock threads:

@@ -1,4 +1,6 @@
 // device.cuh - pick the GPU, print what it is, or waive the run (exit 77).
+// Its limits (and GPU_PROFILE's) are common/gpu.cuh's: this file reads only
+// what the header line names.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +9,7 @@
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/gpu.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 
@@ -17,10 +20,11 @@ constexpr int kExitWaived = 77;  // the automake/ctest convention for "skipped"
 struct DeviceInfo {
     int id = 0;
     std::string name;
-    int cc_major = 0, cc_minor = 0, sms = 0;
+    int sms = 0;                  // gpu().sms: GPU_PROFILE's where one is set
     int driver = 0, runtime = 0;  // CUDA versions the driver supports / the runtime is, 13000 = 13.0
     std::string driver_release;   // the kernel module's version, e.g. "580.159.04" (Linux)
-    size_t global_mem = 0, l2_bytes = 0, smem_per_block_optin = 0;
+    int real_sms = 0;             // the header's figures: the GPU's own
+    size_t global_mem = 0, real_l2 = 0;
 };
 
 inline std::string version_string(int v) {
@@ -76,38 +80,51 @@ inline DeviceInfo require_device(int id) {
         std::exit(2);
     }
     CHECK(cudaSetDevice(id));
+    const Gpu& g = gpu();
+    if (!g.error.empty()) {  // a profile this GPU cannot play: a bad command line, in effect
+        std::fprintf(stderr, "%s\n", g.error.c_str());
+        std::exit(2);
+    }
     cudaDeviceProp p;
     CHECK(cudaGetDeviceProperties(&p, id));
     DeviceInfo d;
     d.id = id;
     d.name = p.name;
-    d.cc_major = p.major;
-    d.cc_minor = p.minor;
-    d.sms = p.multiProcessorCount;
+    d.sms = g.sms;
+    d.real_sms = p.multiProcessorCount;
     d.global_mem = p.totalGlobalMem;
-    d.l2_bytes = p.l2CacheSize;
-    d.smem_per_block_optin = p.sharedMemPerBlockOptin;
+    d.real_l2 = p.l2CacheSize;
     CHECK(cudaDriverGetVersion(&d.driver));
     CHECK(cudaRuntimeGetVersion(&d.runtime));
     d.driver_release = read_driver_release();
     return d;
 }
 
-// Exits 77 unless the device has compute capability >= major.minor.
-inline void require_compute_capability(const DeviceInfo& d, int major, int minor, const char* feature) {
-    if (d.cc_major * 10 + d.cc_minor < major * 10 + minor) {
-        std::printf("WAIVED: %s needs compute capability %d.%d, %s is %d.%d\n", feature, major, minor,
-                    d.name.c_str(), d.cc_major, d.cc_minor);
-        std::exit(kExitWaived);
-    }
+inline std::string cc_string(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
+// "" without GPU_PROFILE; else what the program plans for instead of this GPU's
+// limits, what was capped, and that the timings are still this GPU's.
+inline std::string emulation_note(const Gpu& g = gpu()) {
+    if (g.profile.empty()) return "";
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "GPU_PROFILE=%s: limits emulated (cc %s, %d SMs, %s shared memory per block, %s per SM, L2 %.0f MiB, "
+                  "cluster %d)%s%s; timings are this GPU's",
+                  g.profile.c_str(), cc_string(g.cc).c_str(), g.sms, kib(g.smem_per_block).c_str(),
+                  kib(g.smem_per_sm).c_str(), g.l2_bytes / 1048576.0, g.max_cluster,
+                  g.capped.empty() ? "" : ", capped at this GPU's: ", g.capped.c_str());
+    return buf;
 }
 
+// The GPU's own figures (a profile changes what is planned for, not what the GPU is).
 inline std::string describe(const DeviceInfo& d) {
+    const Gpu& g = gpu();
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s (cc %d.%d, %d SMs, %.0f GiB, L2 %.0f MiB), driver %s, runtime %s",
-                  d.name.c_str(), d.cc_major, d.cc_minor, d.sms, d.global_mem / 1073741824.0,
-                  d.l2_bytes / 1048576.0, driver_string(d).c_str(), version_string(d.runtime).c_str());
-    return buf;
+    std::snprintf(buf, sizeof buf, "%s (cc %s, %d SMs, %.0f GiB, L2 %.0f MiB), driver %s, runtime %s", d.name.c_str(),
+                  cc_string(g.real_cc).c_str(), d.real_sms, d.global_mem / 1073741824.0, d.real_l2 / 1048576.0,
+                  driver_string(d).c_str(), version_string(d.runtime).c_str());
+    const std::string note = emulation_note(g);
+    return note.empty() ? std::string(buf) : std::string(buf) + "; " + note;
 }
 
 inline std::string utc_now() {
@@ -124,13 +141,15 @@ inline void print_device_header(const DeviceInfo& d) {
 
 // The comment header of a results CSV: where and how the numbers were made.
 inline Metadata run_metadata(const DeviceInfo& d, const std::string& command_line) {
-    return {{"gpu", d.name},
-            {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-            {"sms", std::to_string(d.sms)},
-            {"driver", driver_string(d)},
-            {"cuda_runtime", version_string(d.runtime)},
-            {"date", utc_now()},
-            {"command", command_line}};
+    Metadata m = {{"gpu", d.name},
+                  {"compute_capability", cc_string(gpu().real_cc)},
+                  {"sms", std::to_string(d.real_sms)},
+                  {"driver", driver_string(d)},
+                  {"cuda_runtime", version_string(d.runtime)},
+                  {"date", utc_now()},
+                  {"command", command_line}};
+    if (const std::string note = emulation_note(); !note.empty()) m.push_back({"gpu_profile", note});
+    return m;
 }
 
 // Bytes of device memory free now (to refuse a size before allocating it).

@@ -6,6 +6,8 @@
 //   gpu().sm90a()             wgmma / setmaxnreg code may run (9.0 exactly)
 //   smem_refusal(bytes)       "" if one block may have `bytes` of shared memory, else why not
 //   cc_refusal(cc, feature)   "" if gpu().has(cc), else why not
+//   code_refusal(kernel, cc)  "" if this binary holds the kernel's code for cc, else why not
+//   resident_blocks(k, t, s)  blocks of a kernel one SM holds under these limits
 //
 // GPU_PROFILE makes a program behave, as far as limits and capabilities go,
 // as on another GPU: a preset (t4, a100, rtx3090, rtx4090, rtx5090, h100) or
@@ -79,12 +81,12 @@ inline Gpu gpu_of(const GpuPreset& q) {
     return g;
 }
 
-// Blocks of `smem_per_block` bytes of shared memory that one SM holds (each
-// block also takes the 1 KB the system reserves per block from sm_80 on).
+// Blocks of `smem_per_block` bytes of shared memory that one SM holds: each
+// block also takes the 1 KB the runtime reserves per block from 8.0 on.
 // cudaOccupancy* answers for the real GPU; under GPU_PROFILE this is lower.
-constexpr size_t kReservedSmemPerBlock = 1024;
 inline int blocks_per_sm_by_smem(const Gpu& g, size_t smem_per_block) {
-    return int(g.smem_per_sm / (smem_per_block + kReservedSmemPerBlock));
+    const size_t block = smem_per_block + (g.cc >= 80 ? kKiB : 0);
+    return block ? int(g.smem_per_sm / block) : 1 << 30;
 }
 
 // Applies profile text `p` to the real GPU `g`. Returns "" or why it cannot.
@@ -142,6 +144,26 @@ inline std::string apply_gpu_profile(const char* p, Gpu& g) {
     return "";
 }
 
+// Device `dev`'s own limits, no GPU_PROFILE (a test applies each preset to them).
+inline Gpu real_gpu(int dev) {
+    int major = 0, minor = 0, sms = 0, per_block = 0, per_sm = 0, l2 = 0;
+    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    Gpu g;
+    g.device = dev;
+    g.cc = g.real_cc = major * 10 + minor;
+    g.sms = sms;
+    g.smem_per_block = size_t(per_block);
+    g.smem_per_sm = size_t(per_sm);
+    g.l2_bytes = size_t(l2);
+    g.max_cluster = max_cluster_of(g.cc);
+    return g;
+}
+
 // The current device's limits, GPU_PROFILE applied; cached per device.
 inline const Gpu& gpu() {
     constexpr int kMaxDevices = 64;
@@ -152,21 +174,7 @@ inline const Gpu& gpu() {
     CHECK(cudaGetDevice(&dev));
     Gpu& g = dev < kMaxDevices ? cached[dev] : beyond;
     if (dev < kMaxDevices && known[dev]) return g;
-    int major = 0, minor = 0, sms = 0, per_block = 0, per_sm = 0, l2 = 0;
-    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    g = Gpu{};
-    g.device = dev;
-    g.cc = g.real_cc = major * 10 + minor;
-    g.sms = sms;
-    g.smem_per_block = size_t(per_block);
-    g.smem_per_sm = size_t(per_sm);
-    g.l2_bytes = size_t(l2);
-    g.max_cluster = max_cluster_of(g.cc);
+    g = real_gpu(dev);
     const char* p = std::getenv("GPU_PROFILE");
     if (p && *p) g.error = apply_gpu_profile(p, g);
     if (dev < kMaxDevices) known[dev] = true;
@@ -176,16 +184,15 @@ inline const Gpu& gpu() {
 inline std::string kib(size_t bytes) { return std::to_string((bytes + 1023) / 1024) + " KiB"; }
 
 // "" if one block may have `bytes` of shared memory on this GPU, else why not.
-inline std::string smem_refusal(size_t bytes) {
-    const Gpu& g = gpu();
+// A planner given another GPU's limits (a test planning for every preset) passes them as g.
+inline std::string smem_refusal(size_t bytes, const Gpu& g = gpu()) {
     if (bytes <= g.smem_per_block) return "";
     return "needs " + kib(bytes) + " of shared memory per block; this GPU allows " + kib(g.smem_per_block) +
            (g.profile.empty() ? "" : " (GPU_PROFILE)");
 }
 
 // "" if features of compute capability `need_cc` may be used, else why not.
-inline std::string cc_refusal(int need_cc, const char* feature) {
-    const Gpu& g = gpu();
+inline std::string cc_refusal(int need_cc, const char* feature, const Gpu& g = gpu()) {
     if (g.has(need_cc)) return "";
     const int cc = std::min(g.cc, g.real_cc);
     return std::string("needs sm_") + std::to_string(need_cc) + " (" + feature + "); this GPU is sm_" +
@@ -201,6 +208,17 @@ inline std::string code_refusal(const void* kernel, int need_cc) {
     if (a.ptxVersion >= need_cc && a.binaryVersion >= need_cc) return "";
     return "needs sm_" + std::to_string(need_cc) + " code; this program was built for compute_" +
            std::to_string(a.ptxVersion) + " (make ARCH=sm_" + std::to_string(need_cc) + ")";
+}
+
+// Blocks of `kernel` (`threads` each, `smem` bytes of dynamic shared memory)
+// one SM holds at once: the occupancy calculator's answer, which is the real
+// GPU's, capped by what g's shared memory per SM holds (GPU_PROFILE's may be smaller).
+inline int resident_blocks(const void* kernel, int threads, size_t smem, const Gpu& g = gpu()) {
+    int per_sm = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, kernel));
+    return std::min(per_sm, blocks_per_sm_by_smem(g, a.sharedSizeBytes + smem));
 }
 
 }  // namespace common

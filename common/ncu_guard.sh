@@ -24,6 +24,18 @@ ncu_preflight() {
         echo "$(basename "$(dirname "$0")")/profile.sh: no GPU found (nvidia-smi -L fails). Results left as they are."
         exit 2
     }
+    # Counters may need admin rights (ncu: ERR_NVGPUCTRPERM): one kernel at the small size says
+    # so before the real runs print pages of the same error.
+    local args="" probe
+    [ -f "$dir/sanitize.args" ] && args=$(cat "$dir/sanitize.args")
+    # shellcheck disable=SC2086
+    probe=$("$ncu" --launch-count 1 --metrics sm__cycles_elapsed.sum "$prog" $args 2>&1 || true)
+    if grep -q ERR_NVGPUCTRPERM <<<"$probe"; then
+        echo "$(basename "$(dirname "$0")")/profile.sh: ncu may not read the GPU's performance counters here" \
+             "(ERR_NVGPUCTRPERM): run as root, or enable them for all users as NVIDIA explains at" \
+             "https://developer.nvidia.com/ERR_NVGPUCTRPERM. Results left as they are."
+        exit 2
+    fi
 }
 
 ncu_staged() {

@@ -1,13 +1,21 @@
-// gpu_test.hpp - gate GPU tests on the presence of a device.
+// gpu_test.hpp - gate GPU tests on the presence of a device, and on what it
+// (or GPU_PROFILE, common/gpu.cuh) allows.
 //
 // On a machine without a GPU (CI) the GPU tests are skipped with a reason;
 // with REQUIRE_GPU=1 in the environment a skip becomes a failure, so a run
-// on the GPU machine cannot pass by silently testing nothing.
+// on the GPU machine cannot pass by silently testing nothing. A kernel waived
+// for a missing feature is a skip under GPU_PROFILE or on a GPU older than
+// 9.0; on a 9.0 GPU without a profile everything must run, so there, with
+// REQUIRE_GPU=1, a waiver is a failure (a build without sm_90 code, say).
 #pragma once
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include "common/gpu.cuh"
 
 namespace testing_gpu {
 
@@ -21,22 +29,64 @@ inline bool gpu_required() {
     return e && *e && std::strcmp(e, "0") != 0;
 }
 
-inline int compute_capability() {  // 90 for 9.0; 0 without a device
-    int dev = 0, major = 0, minor = 0;
-    if (!gpu_present() || cudaGetDevice(&dev) != cudaSuccess) return 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    return major * 10 + minor;
+inline bool profile_set() {
+    const char* p = std::getenv("GPU_PROFILE");
+    return p && *p;
+}
+
+inline int compute_capability() {  // GPU_PROFILE's, 90 for 9.0; 0 without a device
+    return gpu_present() ? common::gpu().cc : 0;
+}
+
+// Where a waiver must not happen: REQUIRE_GPU=1 on a 9.0 GPU, no GPU_PROFILE.
+inline bool everything_must_run() {
+    return gpu_required() && !profile_set() && gpu_present() && common::gpu().real_cc == 90;
+}
+
+// The GPU the results come from, for planning tests that run without one.
+constexpr common::GpuPreset kH200{"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16};
+
+inline const common::GpuPreset& preset_named(const std::string& name) {
+    for (const common::GpuPreset& p : common::kGpuPresets)
+        if (name == p.name) return p;
+    throw std::invalid_argument("no GPU preset " + name);
+}
+
+// Every preset's limits as a program here would plan for them: GPU_PROFILE
+// applied to this GPU (capped at it), or, without a GPU, to an H200 (kH200).
+inline std::vector<common::Gpu> preset_gpus() {
+    std::vector<common::Gpu> v;
+    for (const common::GpuPreset& p : common::kGpuPresets) {
+        int dev = 0;
+        common::Gpu g = gpu_present() && cudaGetDevice(&dev) == cudaSuccess ? common::real_gpu(dev)
+                                                                           : common::gpu_of(kH200);
+        const std::string err = common::apply_gpu_profile(p.name, g);
+        if (err.empty()) v.push_back(g);
+    }
+    return v;
 }
 
 }  // namespace testing_gpu
 
-// Use as the first statement of a GPU test.
+// Use as the first statement of a GPU test. A GPU_PROFILE the GPU cannot
+// play (common::gpu().error) fails every GPU test, as it stops every program.
 #define SKIP_WITHOUT_GPU()                                                               \
     do {                                                                                 \
         if (!testing_gpu::gpu_present()) {                                               \
             if (testing_gpu::gpu_required()) FAIL() << "REQUIRE_GPU is set but no CUDA device is available"; \
             GTEST_SKIP() << "no CUDA device available (set REQUIRE_GPU=1 to make this a failure)"; \
+        }                                                                                \
+        ASSERT_EQ(common::gpu().error, "");                                              \
+    } while (0)
+
+// Skips the current test where `why` (a waiver's reason: common::cc_refusal,
+// smem_refusal, code_refusal, a plan's why-not) is not empty.
+#define SKIP_IF_WAIVED(why)                                                              \
+    do {                                                                                 \
+        const std::string why_ = (why);                                                  \
+        if (!why_.empty()) {                                                             \
+            if (testing_gpu::everything_must_run()) FAIL() << "waived on this 9.0 GPU: " << why_; \
+            GTEST_SKIP() << "waived: " << why_;                                          \
         }                                                                                \
     } while (0)
 
@@ -44,8 +94,5 @@ inline int compute_capability() {  // 90 for 9.0; 0 without a device
 #define SKIP_WITHOUT_CC(cc, what)                                                        \
     do {                                                                                 \
         SKIP_WITHOUT_GPU();                                                              \
-        if (testing_gpu::compute_capability() < (cc)) {                                  \
-            if (testing_gpu::gpu_required()) FAIL() << what << " needs compute capability " << (cc) / 10 << "." << (cc) % 10; \
-            GTEST_SKIP() << what << " needs compute capability " << (cc) / 10 << "." << (cc) % 10; \
-        }                                                                                \
+        SKIP_IF_WAIVED(common::cc_refusal((cc), (what)));                                \
     } while (0)

@@ -122,26 +122,11 @@ inline Result compare(const std::vector<float>& got, const Data& d, const Tol& t
     return r;
 }
 
-// Skips the current test where kernel k cannot run here (an older GPU, or a
-// build without its code), saying why; a GPU of compute capability 9.0 runs
-// every kernel, so there, with REQUIRE_GPU=1, a waiver is a failure (a build
-// without sm_90a code, say).
-#define SKIP_IF_WAIVED(k)                                                                               \
-    do {                                                                                                \
-        const std::string why_ = matmul::waiver(k);                                                     \
-        if (!why_.empty()) {                                                                            \
-            if (testing_gpu::gpu_required() && testing_gpu::compute_capability() == 90)                 \
-                FAIL() << (k).name << " is waived on this 9.0 GPU: " << why_;                           \
-            GTEST_SKIP() << (k).name << ": " << why_;                                                   \
-        }                                                                                               \
-    } while (0)
-
-// The same inside a loop over kernels: false (and, where it must run, a failure) where k is waived.
+// A loop over kernels: false (and, where everything must run, a failure) where k is waived.
 inline bool runs_here(const matmul::Kernel& k) {
     const std::string why = matmul::waiver(k);
     if (why.empty()) return true;
-    if (testing_gpu::gpu_required() && testing_gpu::compute_capability() == 90)
-        ADD_FAILURE() << k.name << " is waived on this 9.0 GPU: " << why;
+    if (testing_gpu::everything_must_run()) ADD_FAILURE() << k.name << " is waived on this 9.0 GPU: " << why;
     return false;
 }
 

@@ -18,7 +18,7 @@ class MatmulKernel : public ::testing::TestWithParam<std::tuple<std::string, Sha
 TEST_P(MatmulKernel, ExactOnIntegers) {
     SKIP_WITHOUT_GPU();
     const matmul::Kernel& k = common::kernel_named(matmul::kernels(), std::get<0>(GetParam()));
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(matmul::waiver(k));
     const Shape s = std::get<1>(GetParam());
     const Data& d = integer_data(s);
     std::string what;
@@ -41,7 +41,7 @@ class MatmulKernelFloat : public ::testing::TestWithParam<std::string> {};
 TEST_P(MatmulKernelFloat, WithinToleranceOnRandomFloats) {
     SKIP_WITHOUT_GPU();
     const matmul::Kernel& k = common::kernel_named(matmul::kernels(), GetParam());
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(matmul::waiver(k));
     const uint64_t seed = 77 + uint64_t(&k - matmul::kernels().data());  // each kernel its own data
     for (Shape s : {Shape{127, 129, 65}, Shape{513, 1025, 257}, Shape{64, 256, 1024}}) {
         const Data d = make_data(s, seed, false);

@@ -27,7 +27,7 @@ class Tf32Kernel : public ::testing::TestWithParam<std::string> {};
 TEST_P(Tf32Kernel, WithinTheTf32ToleranceAtEveryShape) {
     SKIP_WITHOUT_GPU();
     const matmul::Kernel& k = common::kernel_named(matmul::kernels(), GetParam());
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(matmul::waiver(k));
     for (const Shape& s : kTf32Shapes) {
         const Data d = make_data(s, 2024 + s.k, false);
         std::string what;
@@ -47,7 +47,7 @@ INSTANTIATE_TEST_SUITE_P(TensorCores, Tf32Kernel, ::testing::ValuesIn(tf32_kerne
 TEST(MatmulBroken, TmaWgmmaWithoutItsLastKStepIsCaught) {
     SKIP_WITHOUT_GPU();
     const matmul::Kernel& k = common::kernel_named(matmul::kernels(), "sgemmTmaWgmma");
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(matmul::waiver(k));
     for (Shape s : {Shape{128, 128, 64}, Shape{257, 131, 96}, Shape{512, 512, 1024}}) {
         for (bool integers : {true, false}) {
             const Data d = integers ? integer_data(s) : make_data(s, 9, false);
@@ -75,7 +75,7 @@ void for_both_tiles(Launch&& launch) {
 
 TEST(TmaWgmmaSteps, WideExactOnIntegersAtBothTiles) {
     SKIP_WITHOUT_GPU();
-    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaWide"));
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaWide")));
     for (const Shape& s : kStepShapes)
         for_both_tiles<matmul::step13::Tile>([&](auto tile, const std::string& what) {
             expect_exact(s, what, [&](const float* A, const float* B, float* C) {
@@ -86,7 +86,7 @@ TEST(TmaWgmmaSteps, WideExactOnIntegersAtBothTiles) {
 
 TEST(TmaWgmmaSteps, PersistentExactOnIntegersAtEveryGrid) {
     SKIP_WITHOUT_GPU();
-    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaPersistent"));
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaPersistent")));
     for (const Shape& s : kStepShapes)
         for (int blocks : {1, 3, 1 << 20})  // 1 << 20: a block per tile
             for_both_tiles<matmul::step14::Tile>([&](auto tile, const std::string& what) {
@@ -98,7 +98,7 @@ TEST(TmaWgmmaSteps, PersistentExactOnIntegersAtEveryGrid) {
 
 TEST(TmaWgmmaSteps, SplitKExactOnIntegersAtEveryTileGridAndSplit) {
     SKIP_WITHOUT_GPU();
-    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaSplitK"));
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaSplitK")));
     for (const Shape& s : kStepShapes)
         for (int splits : {1, 2, 3, 5, 16})
             for (int blocks : {1, 3, 1 << 20})
@@ -113,7 +113,7 @@ TEST(TmaWgmmaSteps, SplitKExactOnIntegersAtEveryTileGridAndSplit) {
 
 TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridAndSplit) {
     SKIP_WITHOUT_GPU();
-    SKIP_IF_WAIVED(common::kernel_named(matmul::kernels(), "sgemm3xTf32"));
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
     for (const Shape& s : kStepShapes)
         for (int splits : {1, 2, 5})
             for (int blocks : {1, 3, 1 << 20})

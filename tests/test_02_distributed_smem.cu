@@ -57,7 +57,7 @@ TEST(HistogramCpu, SamplesAreReproducibleAndShapedAsStated) {
 }
 
 TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
-    Caps ampere{80, 108, 166912};  // an A100: no clusters
+    const common::Gpu ampere = common::gpu_of(testing_gpu::preset_named("a100"));  // no clusters
     for (const Variant& v : kernels())
         if (needs_cluster(v.algo)) {
             const Plan p = make_plan(v, 256, ampere);
@@ -67,7 +67,7 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
     const Plan p = make_plan(common::kernel_named(kernels(), "histSmemStatic"), kStaticBins + 1, ampere);
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why_not.find("12288"), std::string::npos);
-    Caps h200{90, 132, 232448};
+    const common::Gpu h200 = common::gpu_of(testing_gpu::kH200);
     EXPECT_EQ(pick_cluster(256, h200), 1);
     EXPECT_EQ(pick_cluster(58112, h200), 1);
     EXPECT_EQ(pick_cluster(58113, h200), 2);
@@ -76,11 +76,46 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
     EXPECT_EQ(pick_cluster(16 * 58112 + 1, h200), 0);
 }
 
+// Under every preset (GPU_PROFILE's limits, planned for without a GPU): the cluster kernels are
+// waived below 9.0 before any CUDA call, and no cluster size picked is larger than the preset runs.
+TEST(HistogramPlans, EveryPresetWaivesClustersBelow90AndPicksClustersItRuns) {
+    for (const common::Gpu& g : testing_gpu::preset_gpus()) {
+        for (const Variant& v : kernels())
+            if (needs_cluster(v.algo) && g.cc < 90) {
+                const Plan p = make_plan(v, 4096, g);
+                EXPECT_FALSE(p.ok) << g.profile << " " << v.name;
+                EXPECT_NE(p.why_not.find("WAIVED: needs sm_90"), std::string::npos) << g.profile << ": " << p.why_not;
+            }
+        for (int bins : {1, 256, 4096, 58112, 131072, 1 << 19, 1 << 20})
+            EXPECT_LE(pick_cluster(bins, g), std::max(1, g.max_cluster)) << g.profile << " bins " << bins;
+    }
+}
+
+// On the GPU, under every preset: no plan asks for more shared memory per block or a larger
+// cluster than the preset allows, and a cluster plan only where it has clusters.
+TEST(HistogramPlans, EveryPresetsPlansFitItsLimits) {
+    SKIP_WITHOUT_GPU();
+    for (const common::Gpu& g : testing_gpu::preset_gpus())
+        for (const std::vector<Variant>* list : {&kernels(), &pitfalls()})
+            for (const Variant& v : *list)
+                for (int bins : {256, 4096, 12289, 16384, 58112, 131072, 1 << 19})
+                    for (int c : {0, 1, 2, 4, 8, 16}) {
+                        const Plan p = make_plan(v, bins, g, c);
+                        if (!p.ok) continue;
+                        const std::string at = g.profile + " " + v.name + " bins " + std::to_string(bins) + ": " +
+                                               p.describe();
+                        EXPECT_LE(p.smem, g.smem_per_block) << at;
+                        EXPECT_LE(p.cluster, std::max(1, g.max_cluster)) << at;
+                        EXPECT_TRUE(!needs_cluster(v.algo) || g.has(90)) << at;
+                        EXPECT_GE(p.grid, 1) << at;
+                    }
+}
+
 // make_plan refuses what is not a bin count at all, before any CUDA call (so this runs without a
 // GPU): 0 bins (a launch would index hist[-1], histSmem would ask for -1 counters of shared
 // memory) and more than kMaxBins (histGlobalAtomics has no limit of its own).
 TEST(HistogramPlans, BinCountsOutsideTheRangeAreRefused) {
-    const Caps h200{90, 132, 232448};
+    const common::Gpu h200 = common::gpu_of(testing_gpu::kH200);
     for (const std::vector<Variant>* list : {&kernels(), &pitfalls()})
         for (const Variant& v : *list)
             for (int bad : {0, -1, kMaxBins + 1}) {
@@ -147,10 +182,10 @@ class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>
   protected:
     // Every plan the test must check: cluster kernels at every cluster size that holds the bins.
     void check_all(bool cluster_kernels) {
-        const Caps caps = device_caps(0);
+        const common::Gpu& g = common::gpu();
         const int64_t n = std::get<0>(GetParam());
         int bins = std::get<1>(GetParam());
-        if (bins == kLargest) bins = caps.clusters() ? largest_cluster_bins(caps) : caps.bins_per_block();
+        if (bins == kLargest) bins = cluster_refusal(g).empty() ? largest_cluster_bins(g) : bins_per_block(g);
         const bool skewed = std::get<2>(GetParam());
         std::vector<int> in;
         std::vector<unsigned> ref;
@@ -162,10 +197,11 @@ class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>
             const std::vector<int> sizes = v.cluster == 0 ? std::vector<int>{0, 1, 2, 4, 8, 16}
                                                           : std::vector<int>{v.cluster};
             for (int c : sizes) {
-                const Plan p = make_plan(v, bins, caps, c);
-                if (!p.ok) {
-                    EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << v.name << " c=" << c << ": " << p.why_not;
-                    continue;  // "n/a": more bins than this kernel and cluster size hold
+                const Plan p = make_plan(v, bins, g, c);
+                if (!p.ok) {  // "n/a": more bins than this kernel and cluster size hold
+                    if (testing_gpu::everything_must_run() || !testing_gpu::profile_set())
+                        EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << v.name << " c=" << c << ": " << p.why_not;
+                    continue;  // WAIVED under GPU_PROFILE: a cluster size or block the profile lacks
                 }
                 const common::Comparison r = run(p, in, ref, bins);
                 ++ran;
@@ -200,7 +236,7 @@ INSTANTIATE_TEST_SUITE_P(
 // The vectorized kernels peel samples before the first 16-byte boundary: start the input 1, 2, 3 ints in.
 TEST(HistogramVec4, UnalignedInputs) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     for (size_t offset : {1, 2, 3})
         for (int64_t n : {1, 2, 3, 5, 7, 1000003}) {
             std::vector<int> in;
@@ -211,7 +247,7 @@ TEST(HistogramVec4, UnalignedInputs) {
                 if (v.cluster == 0)
                     for (int c : {1, 4}) {
                         if (v.algo == Algo::Exchange && c == 1) continue;  // needs 2 or more blocks
-                        const Plan p = make_plan(v, 4099, caps, c);
+                        const Plan p = make_plan(v, 4099, g, c);
                         ASSERT_TRUE(p.ok) << p.why_not;
                         EXPECT_TRUE(run(p, in, ref, 4099, offset).pass()) << v.name << " c=" << c << " offset " << offset
                                                                           << " n=" << n;
@@ -238,12 +274,17 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     common::DeviceBuffer<unsigned> d_out{size_t(bins)};
     d_in.upload(in);
     std::vector<int>().swap(in);
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     std::vector<unsigned> got;
-    int ran = 0;
+    int ran = 0, waived = 0;
     for (const Variant& v : kernels()) {
-        const Plan p = make_plan(v, bins, caps);
-        if (!p.ok) { EXPECT_EQ(p.why_not.find("n/a"), std::string::npos) << v.name << ": " << p.why_not; continue; }
+        const Plan p = make_plan(v, bins, g);
+        if (!p.ok) {
+            EXPECT_EQ(p.why_not.find("n/a"), std::string::npos) << v.name << ": " << p.why_not;
+            if (testing_gpu::everything_must_run()) ADD_FAILURE() << v.name << " waived on this 9.0 GPU: " << p.why_not;
+            ++waived;
+            continue;
+        }
         d_out.poison();
         CHECK(launch(p, d_in.get(), n, d_out.get(), bins));
         CHECK(cudaDeviceSynchronize());
@@ -252,11 +293,12 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
         EXPECT_TRUE(c.pass()) << v.name << " at n = 2^32 - 1: " << common::describe(c, got.data(), ref.data());
         ++ran;
     }
-    EXPECT_EQ(ran, caps.clusters() ? int(kernels().size()) : 3);
+    EXPECT_EQ(ran + waived, int(kernels().size()));
+    EXPECT_GE(ran, 3) << "the three kernels without clusters run on every GPU";
     Plan bug;
     bug.ok = true;
     bug.plain_kernel = histSmemWrapBug;
-    bug.grid = 2 * caps.sms;
+    bug.grid = 2 * g.sms;
     bug.smem = bins * 4;
     d_out.poison();
     CHECK(launch(bug, d_in.get(), n, d_out.get(), bins));
@@ -306,15 +348,15 @@ TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
 // same kernel (the kernel's dynamic shared memory limit is the kernel's, not the plan's).
 TEST(HistogramPlans, AnEarlierLargerPlanStillLaunches) {
     SKIP_WITHOUT_GPU();
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     std::vector<const char*> names = {"histSmem"};
-    if (caps.clusters()) names.push_back("clusterHistSliced");
-    const int many = caps.bins_per_block(), few = 256;
+    if (cluster_refusal(g).empty()) names.push_back("clusterHistSliced");
+    const int many = bins_per_block(g), few = 256;
     for (const char* name : names) {
         const Variant& v = common::kernel_named(kernels(), name);
-        const Plan big = make_plan(v, many, caps, 1);
+        const Plan big = make_plan(v, many, g, 1);
         ASSERT_TRUE(big.ok) << name << ": " << big.why_not;
-        const Plan small = make_plan(v, few, caps, 1);
+        const Plan small = make_plan(v, few, g, 1);
         ASSERT_TRUE(small.ok) << name << ": " << small.why_not;
         std::vector<int> in;
         std::vector<unsigned> ref;
@@ -328,17 +370,17 @@ TEST(HistogramPlans, AnEarlierLargerPlanStillLaunches) {
 // launch() reports a launch the GPU refuses instead of leaving zeroed counts and no error.
 TEST(HistogramPlans, LaunchReturnsTheLaunchError) {
     SKIP_WITHOUT_GPU();
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     common::DeviceBuffer<int> d_in(1000);
     common::DeviceBuffer<unsigned> d_out(4096);
     CHECK(cudaMemset(d_in.get(), 0, d_in.bytes()));
-    Plan p = make_plan(common::kernel_named(kernels(), "histSmem"), 4096, caps);
+    Plan p = make_plan(common::kernel_named(kernels(), "histSmem"), 4096, g);
     ASSERT_TRUE(p.ok) << p.why_not;
     p.threads = 4096;  // more threads than a block may have
     EXPECT_NE(launch(p, d_in.get(), 1000, d_out.get(), 4096), cudaSuccess);
     EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the error was returned, not left behind";
-    if (caps.clusters()) {
-        Plan c = make_plan(common::kernel_named(kernels(), "clusterHist_c2"), 4096, caps);
+    if (cluster_refusal(g).empty()) {
+        Plan c = make_plan(common::kernel_named(kernels(), "clusterHist_c2"), 4096, g);
         ASSERT_TRUE(c.ok) << c.why_not;
         c.cluster = 64;  // no device runs clusters of 64
         EXPECT_NE(launch(c, d_in.get(), 1000, d_out.get(), 4096), cudaSuccess);

@@ -25,7 +25,7 @@ TEST(ExchangePlan, SharedMemoryAndRefusals) {
     EXPECT_EQ(exchange_smem(32768), 131088 + kExExtraSmem);  // 32768 + 1 counters, 16-byte aligned
     EXPECT_LE(exchange_smem(32768), size_t(232448)) << "2^17 bins in a cluster of 4 must fit an H200 block";
     EXPECT_GT(exchange_smem(58112), size_t(232448)) << "a full block of counters leaves no room: groups needed";
-    const Caps h200{90, 132, 232448};
+    const common::Gpu h200 = common::gpu_of(testing_gpu::kH200);
     const Plan p = exchange_plan(4096, h200, 1);
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why_not.find("2 or more"), std::string::npos) << p.why_not;
@@ -51,10 +51,10 @@ const Variant& exchange() { return common::kernel_named(kernels(), "clusterHistE
 // Every n x bins x distribution at every cluster size that holds the bins.
 TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
-    const int largest = largest_cluster_bins(caps);
+    const common::Gpu& g = common::gpu();
+    const int largest = largest_cluster_bins(g);
     const int tile = kExTile;
-    for (int bins : {1, 2, caps.bins_per_block() + 1, 131071, 1 << 19, largest})
+    for (int bins : {1, 2, bins_per_block(g) + 1, 131071, 1 << 19, largest})
         for (int64_t n : {int64_t(1), int64_t(3), int64_t(5), int64_t(tile - 1), int64_t(tile + 1),
                           int64_t(7 * tile + 13), int64_t(1000003)})
             for (bool skewed : {false, true}) {
@@ -63,7 +63,7 @@ TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
                 make_samples(in, size_t(n), bins, skewed, 0.01, uint64_t(n * 13 + bins + skewed));
                 histogram_cpu(in.data(), size_t(n), bins, ref);
                 for (int c : {0, 2, 4, 8, 16}) {
-                    const Plan p = make_plan(exchange(), bins, caps, c);
+                    const Plan p = make_plan(exchange(), bins, g, c);
                     if (!p.ok) {
                         EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << p.why_not;
                         continue;
@@ -80,11 +80,11 @@ TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
 // bin count with 16-bit counters in one group (every sample read once).
 TEST(Exchange, PlansForTheLargeBinCounts) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
-    const Plan p = make_plan(exchange(), largest_cluster_bins(caps), caps);
+    const common::Gpu& g = common::gpu();
+    const Plan p = make_plan(exchange(), largest_cluster_bins(g), g);
     ASSERT_TRUE(p.ok) << p.why_not;
     EXPECT_EQ(p.cluster_arg, 1) << p.describe();  // the exchange's last argument: its groups
-    const Plan q = make_plan(exchange(), 1 << 17, caps);
+    const Plan q = make_plan(exchange(), 1 << 17, g);
     ASSERT_TRUE(q.ok) << q.why_not;
     EXPECT_EQ(q.cluster_arg, 1) << q.describe();
     EXPECT_EQ(q.note, "") << q.describe();
@@ -93,7 +93,7 @@ TEST(Exchange, PlansForTheLargeBinCounts) {
 // Starts 1, 2, 3 ints past a 16-byte boundary: the head samples go by remote atomics.
 TEST(Exchange, UnalignedInputs) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     for (size_t offset : {1, 2, 3})
         for (int64_t n : {1, 2, 3, 4, 7, 8195, 1000003})
             for (int bins : {5, 131071}) {
@@ -102,7 +102,7 @@ TEST(Exchange, UnalignedInputs) {
                 make_samples(in, size_t(n), bins, false, 0.01, 7 + n + offset);
                 histogram_cpu(in.data(), size_t(n), bins, ref);
                 for (int c : {2, 16}) {
-                    const Plan p = make_plan(exchange(), bins, caps, c);
+                    const Plan p = make_plan(exchange(), bins, g, c);
                     ASSERT_TRUE(p.ok) << p.why_not;
                     EXPECT_TRUE(run_exchange(p, in, ref, bins, offset).pass())
                         << "c=" << c << " offset " << offset << " n=" << n << " bins " << bins;
@@ -114,10 +114,10 @@ TEST(Exchange, UnalignedInputs) {
 // samples differ by a cluster), 5 groups where a group may own no bin at all.
 TEST(Exchange, MoreGroupsThanThePlanPicks) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     for (int groups : {3, 5})
         for (int bins : {7, 4099, 131071}) {
-            Plan p = make_plan(exchange(), bins, caps, 2);
+            Plan p = make_plan(exchange(), bins, g, 2);
             ASSERT_TRUE(p.ok) << p.why_not;
             ASSERT_GE(p.grid / p.cluster, groups);
             p.cluster_arg = groups;  // smaller slices: the shared memory planned is enough
@@ -134,13 +134,13 @@ TEST(Exchange, MoreGroupsThanThePlanPicks) {
 // times, low and high halves, and the words themselves overflow and borrow.
 TEST(Exchange, NarrowCountersWrapExactly) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
+    const common::Gpu& g = common::gpu();
     for (int bins : {1, 2, 5, 4099})
         for (bool skewed : {false, true}) {
-            Plan p = make_plan(exchange(), bins, caps, 2);
+            Plan p = make_plan(exchange(), bins, g, 2);
             ASSERT_TRUE(p.ok) << p.why_not;
             p.cluster_kernel = clusterHistExchange<1, true>;  // the 32-bit plan's shared memory is more than enough
-            ASSERT_GE(active_clusters(p.cluster_kernel, 2, p.smem, kExThreads), 1);
+            ASSERT_GE(active_clusters(p.cluster_kernel, 2, p.smem, g, kExThreads), 1);
             std::vector<int> in;
             std::vector<unsigned> ref;
             make_samples(in, (size_t(1) << 24) + 7, bins, skewed, 0.01, 77 + bins);
@@ -148,7 +148,7 @@ TEST(Exchange, NarrowCountersWrapExactly) {
             EXPECT_TRUE(run_exchange(p, in, ref, bins).pass()) << "16-bit counters, bins " << bins
                                                                << (skewed ? " skewed" : " uniform");
         }
-    const Plan largest = make_plan(exchange(), largest_cluster_bins(caps), caps);
+    const Plan largest = make_plan(exchange(), largest_cluster_bins(g), g);
     ASSERT_TRUE(largest.ok) << largest.why_not;
     EXPECT_NE(largest.describe().find("16-bit"), std::string::npos) << largest.describe();
 }
@@ -157,11 +157,11 @@ TEST(Exchange, NarrowCountersWrapExactly) {
 // never counted). Right only where there is no round at all (n < 4).
 TEST(ExchangeBroken, ALostLastRoundIsCaught) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
-    const Caps caps = device_caps(0);
-    Plan p = make_plan(exchange(), 131071, caps, 4);
+    const common::Gpu& g = common::gpu();
+    Plan p = make_plan(exchange(), 131071, g, 4);
     ASSERT_TRUE(p.ok) << p.why_not;
     p.cluster_kernel = clusterHistExchange<2, false, false>;
-    ASSERT_GE(active_clusters(p.cluster_kernel, 4, p.smem, kExThreads), 1);
+    ASSERT_GE(active_clusters(p.cluster_kernel, 4, p.smem, g, kExThreads), 1);
     for (int64_t n : {int64_t(3), int64_t(1000003)}) {
         std::vector<int> in;
         std::vector<unsigned> ref;

@@ -87,7 +87,8 @@ TEST_P(MessagePassing, FencedAndAtomicNeverWeakAndEveryWaitEnds) {
     const LitmusResult r = run_message_passing(dev, o, litmus_shape(dev, 1000000));
     EXPECT_GE(r.instances, 1000000u);
     EXPECT_EQ(r.timeouts, 0u) << order_name(o) << ": a wait timed out (producer and consumer not co-resident?)";
-    EXPECT_EQ(r.same_sm_pairs, 0) << "producer and consumer must run on different SMs";
+    if (!testing_gpu::profile_set())  // a profile's smaller blocks may share an SM (sync_litmus.cuh)
+        EXPECT_EQ(r.same_sm_pairs, 0) << "producer and consumer must run on different SMs";
     if (litmus_must_be_strong(o)) EXPECT_EQ(r.weak, 0u) << order_name(o) << " showed the weak outcome";
     std::printf("    MP %-14s weak %llu of %llu\n", order_name(o), r.weak, r.instances);
 }
@@ -100,7 +101,7 @@ TEST_P(StoreBuffering, FencedAndSeqCstNeverWeakAndEveryInstanceRuns) {
     const Order o = Order(GetParam());
     const LitmusResult r = run_store_buffering(dev, o, litmus_shape(dev, 1000000));
     EXPECT_EQ(r.timeouts, 0u) << order_name(o);
-    EXPECT_EQ(r.same_sm_pairs, 0);
+    if (!testing_gpu::profile_set()) EXPECT_EQ(r.same_sm_pairs, 0);
     EXPECT_EQ(r.outcome[0] + r.outcome[1] + r.outcome[2] + r.outcome[3], r.instances);
     if (litmus_must_be_strong(o)) EXPECT_EQ(r.weak, 0u) << order_name(o) << " showed r1 = r2 = 0";
     std::printf("    SB %-14s (0,0)/(0,1)/(1,0)/(1,1) = %llu/%llu/%llu/%llu\n", order_name(o), r.outcome[0],
@@ -132,7 +133,7 @@ TEST(SpinWait, PlainLoadTimesOutInsteadOfHanging) {
 TEST(Barriers, GridSyncAndClusterSyncCheckThemselves) {
     SKIP_WITHOUT_GPU();
     const common::DeviceInfo dev = device();
-    int coop = 0;
+    int coop = 0;  // not a limit a profile lowers: every GPU since Pascal has it
     CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev.id));
     ASSERT_TRUE(coop) << "cooperative launch not supported";
     {
@@ -152,7 +153,7 @@ TEST(Barriers, GridSyncAndClusterSyncCheckThemselves) {
         EXPECT_EQ(w[0], unsigned(dev.sms * checks));
         EXPECT_EQ(w[1], 0u);
     }
-    if (dev.cc_major < 9) GTEST_SKIP() << "cluster.sync needs compute capability 9.0";
+    SKIP_IF_WAIVED(cluster_sync_refusal());
     for (int cs : {2, 8}) {
         const int grid = cs * 4;
         common::DeviceBuffer<long long> cyc(grid), ns(grid);

@@ -275,6 +275,7 @@ TEST_P(TileKernelTest, MatchesCpu) {
     SKIP_WITHOUT_GPU();
     const TileKernel& k = common::kernel_named(tile_kernels(), std::get<0>(GetParam()));
     const int tiles = std::get<1>(GetParam());
+    SKIP_IF_WAIVED(waiver(k));
     const uint64_t salt = uint64_t(&k - tile_kernels().data());  // a different input for each kernel
     const common::Comparison c = run_tile(k, tiles, 7919ull * tiles + salt);
     EXPECT_TRUE(c.pass()) << k.name << " at " << tiles << " tiles: " << c.mismatches << " of " << c.n
@@ -336,6 +337,7 @@ TEST(TileKernelLargest, EveryKernelAtMaxTiles) {
         return common::compare(got.data(), ref.data(), w);
     };
     for (const TileKernel& k : tile_kernels()) {
+        if (!waiver(k).empty()) continue;  // its own test says why (OptIn)
         const common::Comparison c = check(k);
         EXPECT_TRUE(c.pass()) << k.name << " at " << tiles << " tiles: " << c.mismatches << " of " << c.n
                               << " words wrong, first at " << c.first_bad;
@@ -379,6 +381,7 @@ TEST(StrideSweep, ThroughputAndLatencyKernelsReadWhatTheyShould) {
 
 TEST(OptIn, MoreThan48KBNeedsTheAttribute) {
     SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(common::smem_refusal(kOptInBytes));
     common::DeviceBuffer<int> in(kOptInElems), out(kOptInElems);
     CHECK(cudaFuncSetAttribute(reverseBlockOptIn, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
     reverseBlockOptIn<<<1, kOptInThreads, kOptInBytes>>>(in.get(), out.get());
@@ -386,6 +389,18 @@ TEST(OptIn, MoreThan48KBNeedsTheAttribute) {
     const TileKernel* k = common::find_kernel(tile_kernels(), "reverseBlockOptIn");
     ASSERT_NE(k, nullptr);
     EXPECT_TRUE(run_tile(*k, 48, 5).pass());  // the launcher opts in
+}
+
+// Under every preset: the 96 KB kernel is waived exactly where a block may not have 96 KB
+// (the T4), and every other kernel asks for no more than any GPU of 7.5 or newer allows.
+TEST(OptIn, EveryPresetRunsWhatFitsAndWaivesTheRest) {
+    for (const common::Gpu& g : testing_gpu::preset_gpus())
+        for (const TileKernel& k : tile_kernels()) {
+            const size_t smem = k.launch == launch_opt_in ? kOptInBytes : size_t(48) * 1024;
+            EXPECT_EQ(waiver(k, g).empty(), smem <= g.smem_per_block) << g.profile << " " << k.name;
+        }
+    const common::Gpu t4 = common::gpu_of(testing_gpu::preset_named("t4"));
+    EXPECT_NE(waiver(common::kernel_named(tile_kernels(), "reverseBlockOptIn"), t4), "");
 }
 
 TEST(Pitfall, AWrongIndexIsCaught) {

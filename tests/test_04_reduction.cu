@@ -91,13 +91,6 @@ void check_kernel(const Kernel<T>& k, size_t n, uint64_t seed) {
     }
 }
 
-// Skips the current test, saying why, where kernel k cannot run.
-#define SKIP_IF_WAIVED(k)                                                         \
-    do {                                                                          \
-        const std::string why_ = waiver(k);                                       \
-        if (!why_.empty()) GTEST_SKIP() << (k).name << ": " << why_;              \
-    } while (0)
-
 // The kernel called `name` for element type T.
 template <class T>
 const Kernel<T>& kernel(const std::string& name) {
@@ -116,7 +109,7 @@ class ReductionKernel : public ::testing::TestWithParam<std::tuple<int, std::str
 template <class T>
 void check_named(const std::string& name, size_t n, uint64_t seed) {
     const Kernel<T>& k = kernel<T>(name);
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(waiver(k));
     check_kernel(k, n, seed);
 }
 
@@ -250,7 +243,7 @@ std::vector<size_t> bulk_sizes() {
 template <class T>
 void bulk_misaligned(const char* type) {
     const Kernel<T>& k = kernel<T>("reduceBulkCopy");
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(waiver(k));
     const size_t most = bulk_sizes<T>().back() + 3;
     std::vector<T> x(most);
     const GridScale g = grid_scale<T>(most);
@@ -299,7 +292,7 @@ Kernel<T> bulk_no_edges() {
 template <class T>
 void bulk_no_edges_is_caught(const char* type) {
     const Kernel<T> k = bulk_no_edges<T>();
-    SKIP_IF_WAIVED(k);
+    SKIP_IF_WAIVED(waiver(k));
     const size_t c = kBulkStageBytes / sizeof(T);
     EXPECT_TRUE(run(k, 4 * c, 5, Data::Grid).ok) << type << ": on whole chunks it is right";
     for (size_t n : {size_t(1), size_t(31), size_t(1000003), (size_t(1) << 24) + 7}) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include "common/cli.hpp"
 #include "common/data.hpp"
+#include "common/gpu.cuh"
 #include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/stats.hpp"
@@ -206,6 +207,87 @@ TEST(Report, CsvHasMetadataHeaderAndQuotesCommas) {
     EXPECT_NE(csv.find("8x8,64,k1,\"grid(1,2) block(32,16)\",0.50000,100.00,50.00,0,PASS\n"), std::string::npos);
     EXPECT_NE(csv.find("8x8,64,k2,-,1.00000,50.00,,0,FAIL\n"), std::string::npos);
     EXPECT_FALSE(r.all_pass());
+}
+
+// GPU_PROFILE on an H200's limits (no GPU needed: apply_gpu_profile takes the real limits).
+common::Gpu h200() {
+    return common::gpu_of({"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16});
+}
+
+TEST(GpuProfile, PresetsLowerTheLimitsAndKeepTheRealCapability) {
+    common::Gpu g = h200();
+    ASSERT_EQ(common::apply_gpu_profile("t4", g), "");
+    EXPECT_EQ(g.cc, 75);
+    EXPECT_EQ(g.real_cc, 90);
+    EXPECT_EQ(g.sms, 40);
+    EXPECT_EQ(g.smem_per_block, 64 * common::kKiB);
+    EXPECT_EQ(g.smem_per_sm, 64 * common::kKiB);
+    EXPECT_EQ(g.l2_bytes, 4 * common::kMiB);
+    EXPECT_EQ(g.max_cluster, 0);
+    EXPECT_EQ(g.capped, "");
+    EXPECT_FALSE(g.has(90));
+    EXPECT_TRUE(g.has(75));
+    EXPECT_FALSE(g.sm90a());
+    EXPECT_EQ(g.profile, "t4");
+    for (const common::GpuPreset& p : common::kGpuPresets) {
+        common::Gpu q = h200();
+        EXPECT_EQ(common::apply_gpu_profile(p.name, q), "") << p.name;
+        EXPECT_LE(q.sms, 132) << p.name;
+        EXPECT_LE(q.smem_per_block, q.smem_per_sm) << p.name;
+        EXPECT_EQ(q.max_cluster > 0, q.cc >= 90) << p.name;
+    }
+}
+
+TEST(GpuProfile, PresetsAreCappedAtTheRealGpu) {
+    common::Gpu g = h200();
+    ASSERT_EQ(common::apply_gpu_profile("rtx5090", g), "");  // 170 SMs, 96 MiB of L2 on an H200
+    EXPECT_EQ(g.sms, 132);
+    EXPECT_EQ(g.l2_bytes, 60 * common::kMiB);
+    EXPECT_EQ(g.cc, 120);
+    EXPECT_TRUE(g.has(90)) << "a 12.0 profile on a 9.0 GPU has what 9.0 has";
+    EXPECT_FALSE(g.has(100)) << "but not what the real GPU lacks";
+    EXPECT_FALSE(g.sm90a());
+    EXPECT_EQ(g.max_cluster, 8);
+    EXPECT_NE(g.capped.find("SMs"), std::string::npos) << g.capped;
+    EXPECT_NE(g.capped.find("L2"), std::string::npos) << g.capped;
+    common::Gpu small = common::gpu_of({"", 75, 40, 64 * common::kKiB, 64 * common::kKiB, 4 * common::kMiB, 0});
+    ASSERT_EQ(common::apply_gpu_profile("h100", small), "");  // a preset larger than a T4
+    EXPECT_EQ(small.cc, 90) << "the capability is the profile's";
+    EXPECT_FALSE(small.has(90)) << "features the real GPU lacks stay waived";
+    EXPECT_EQ(small.smem_per_block, 64 * common::kKiB);
+    EXPECT_EQ(small.max_cluster, 0);
+}
+
+TEST(GpuProfile, ExplicitProfilesLowerOrAreRefused) {
+    common::Gpu g = h200();
+    ASSERT_EQ(common::apply_gpu_profile("cc=8.6,sms=84,smem_block=101376,smem_sm=102400,l2=6291456", g), "");
+    EXPECT_EQ(g.cc, 86);
+    EXPECT_EQ(g.sms, 84);
+    EXPECT_EQ(g.smem_per_block, 101376u);
+    EXPECT_EQ(g.smem_per_sm, 102400u);
+    EXPECT_EQ(g.l2_bytes, 6291456u);
+    EXPECT_EQ(g.max_cluster, 0);
+    common::Gpu part = h200();
+    ASSERT_EQ(common::apply_gpu_profile("sms=66", part), "");  // unnamed limits stay the GPU's
+    EXPECT_EQ(part.sms, 66);
+    EXPECT_EQ(part.cc, 90);
+    EXPECT_EQ(part.smem_per_block, 227 * common::kKiB);
+    for (const char* over : {"sms=133", "smem_block=300000,smem_sm=300000", "l2=1e9", "cluster=32", "smem_sm=233473"}) {
+        common::Gpu q = h200();
+        const std::string err = common::apply_gpu_profile(over, q);
+        EXPECT_NE(err.find("more than this GPU has"), std::string::npos) << over << ": " << err;
+    }
+}
+
+TEST(GpuProfile, BadTextIsRefusedInOneLine) {
+    for (const char* bad : {"t5", "cc=", "cc=x", "sms=-1", "sms=84,", "foo=1", "cc=8.6;sms=84", "sms=0",
+                            "smem_block=1024", "smem_block=100000,smem_sm=50000", "cc=4.0"}) {
+        common::Gpu g = h200();
+        const std::string err = common::apply_gpu_profile(bad, g);
+        EXPECT_NE(err, "") << bad;
+        EXPECT_EQ(err.find('\n'), std::string::npos) << bad;
+        EXPECT_EQ(err.rfind("GPU_PROFILE", 0), 0u) << bad << ": " << err;
+    }
 }
 
 }  // namespace

@@ -67,6 +67,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -190,23 +192,10 @@ reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket,
 // kernel: its ptxVersion says so), else why not.
 template <class T, bool kEdges = true>
 std::string waived_reduceBulkCopy() {
-    int dev = 0, major = 0, minor = 0, optin = 0;
-    CHECK(cudaGetDevice(&dev));
-    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    if (major < 9)
-        return "needs sm_90 (Hopper's bulk copy engine and mbarrier tx-counts); this GPU is sm_" +
-               std::to_string(major * 10 + minor);
-    cudaFuncAttributes a;
-    CHECK(cudaFuncGetAttributes(&a, reduceBulkCopy<T, kEdges>));
-    if (a.ptxVersion < 90)
-        return "needs sm_90 code; this program was built for compute_" + std::to_string(a.ptxVersion) +
-               " (make ARCH=sm_90)";
-    CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    if (size_t(optin) < kBulkSmem + 1024)
-        return "needs " + std::to_string(kBulkSmem / 1024) + " KiB of shared memory per block; this GPU allows " +
-               std::to_string(optin / 1024);
-    return "";
+    std::string why = common::cc_refusal(90, "Hopper's bulk copy engine and mbarrier tx-counts");
+    if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(reduceBulkCopy<T, kEdges>), 90);
+    if (why.empty()) why = common::smem_refusal(kBulkSmem + 1024);  // room for the static variables
+    return why;
 }
 
 // ---- The launcher ----------------------------------------------------------
@@ -215,8 +204,8 @@ std::string waived_reduceBulkCopy() {
 template <class T, bool kEdges = true>
 std::string launch_reduceBulkCopy(const T* in, size_t n, Workspace<T>& ws) {
     static const size_t most = [] {
-        CHECK(cudaFuncSetAttribute(reduceBulkCopy<T, kEdges>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   int(kBulkSmem)));
+        const std::string why = common::request_dynamic_smem(reduceBulkCopy<T, kEdges>, kBulkSmem);
+        if (!why.empty()) std::fprintf(stderr, "reduceBulkCopy launched where it is waived: %s\n", why.c_str()), std::exit(1);
         return resident_grid(reduceBulkCopy<T, kEdges>, kBulkThreads, SIZE_MAX / 2, 1, kBulkSmem);
     }();
     const size_t chunks = n / (kBulkStageBytes / sizeof(T));

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# check_gpus.sh - make check-gpus: every chapter as on each GPU of common/gpu.cuh's presets, on
+# the GPU here. Per preset: a build for its architecture (PTX only, compute_NN, so the driver
+# JIT-compiles the pre-Hopper code paths for this GPU; sm_90 for h100), its tests and every
+# program at the small size of NN_name/sanitize.args, under GPU_PROFILE=<preset>. A preset newer
+# than this GPU (rtx5090 on an H200) gets the newest PTX this GPU can JIT: compute_<this GPU>.
+# Prints one table, chapter x GPU: PASS, WAIVED (the kernels waived), FAIL. Logs: $CHECK_GPUS_LOGS
+# (default /tmp/check-gpus: make clean empties build/ between presets).
+# CHECK_GPUS_PRESETS="t4:75 h100:90" runs a subset (preset:capability).
+# Exit 0 when no cell is FAIL.
+set -u
+cd "$(dirname "$0")/.."
+nvidia-smi -L >/dev/null 2>&1 || { echo "make check-gpus: no GPU found (nvidia-smi -L fails)"; exit 2; }
+real=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+presets=${CHECK_GPUS_PRESETS:-"t4:75 a100:80 rtx3090:86 rtx4090:89 rtx5090:120 h100:90"}
+chapters=${CHAPTERS:-$(ls -d [0-9][0-9]_*/ | tr -d /)}
+jobs=$(nproc)
+logs=${CHECK_GPUS_LOGS:-/tmp/check-gpus}
+declare -A cell
+header="chapter"
+for pc in $presets; do
+    p=${pc%%:*} cc=${pc#*:}
+    if [ "$cc" -ge "$real" ]; then cc=$real; fi
+    arch=compute_$cc
+    [ "$p" = h100 ] && [ "$real" = 90 ] && arch=sm_90
+    header="$header|$p ($arch)"
+    echo "== $p: make ARCH=$arch, GPU_PROFILE=$p"
+    make clean >/dev/null
+    mkdir -p "$logs"
+    targets=""
+    for c in $chapters; do targets="$targets $c $(ls tests/test_"$c".cu tests/test_"$c"_*.cu 2>/dev/null | sed 's|^tests/\(.*\)\.cu$|build/tests/\1|')"; done
+    if ! make -j"$jobs" ARCH="$arch" $targets >"$logs/$p.build.log" 2>&1; then
+        for c in $chapters; do cell[$c,$p]="FAIL (build: $logs/$p.build.log)"; done
+        continue
+    fi
+    for c in $chapters; do
+        prog=${c#*_}
+        GPU_PROFILE=$p tests/run.sh $(ls build/tests/test_"$c" build/tests/test_"$c"_* 2>/dev/null) >"$logs/$p.$c.test.log" 2>&1
+        test_rc=$?
+        # shellcheck disable=SC2046
+        GPU_PROFILE=$p ./"$prog" $(cat "$c/sanitize.args") >"$logs/$p.$c.run.log" 2>&1
+        run_rc=$?
+        waived=$(grep -E 'WAIVED|not run:' "$logs/$p.$c.run.log" | grep -v '^note:' | sed -E 's/^[[:space:]]*//; s/[[:space:]:].*//' | sort -u | tr '\n' ' ')
+        if [ "$test_rc" -ne 0 ] || { [ "$run_rc" -ne 0 ] && [ "$run_rc" -ne 77 ]; }; then
+            cell[$c,$p]="FAIL (tests $test_rc, program $run_rc: $logs/$p.$c.*.log)"
+        elif [ "$run_rc" -eq 77 ] || [ -n "$waived" ]; then
+            cell[$c,$p]="WAIVED (${waived% })"
+        else
+            cell[$c,$p]="PASS"
+        fi
+        echo "   $c: ${cell[$c,$p]}"
+    done
+done
+make clean >/dev/null
+echo
+echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1) (cc $real); limits emulated by GPU_PROFILE, timings this GPU's"
+echo "$header" | tr '|' '\t'
+fail=0
+for c in $chapters; do
+    line=$c
+    for pc in $presets; do
+        p=${pc%%:*}
+        line="$line|${cell[$c,$p]}"
+        case ${cell[$c,$p]} in FAIL*) fail=1 ;; esac
+    done
+    echo "$line" | tr '|' '\t'
+done
+exit $fail
