@@ -28,9 +28,9 @@ NCU    ?= ncu
 SANITIZER ?= compute-sanitizer
 NVCC_MIN_MAJOR := 12
 
-# make profile / make sanitize stop at once, in one line (exit 2), where they cannot run:
+# make bench / profile / sanitize stop at once, in one line (exit 2), where they cannot run:
 # no GPU (nvidia-smi -L fails), or no ncu / compute-sanitizer.
-GPU_GOALS := $(filter profile sanitize,$(MAKECMDGOALS))
+GPU_GOALS := $(filter bench profile sanitize,$(MAKECMDGOALS))
 ifneq ($(GPU_GOALS),)
   ifneq ($(shell nvidia-smi -L >/dev/null 2>&1 && echo yes),yes)
     $(error make $(firstword $(GPU_GOALS)): no GPU found (nvidia-smi -L fails); it needs an NVIDIA GPU and its driver)
