@@ -71,7 +71,7 @@ prog      = $(patsubst $(firstword $(subst _, ,$(1)))_%,%,$(1))
 PROGRAMS := $(foreach c,$(CHAPTERS),$(call prog,$(c)))
 # A chapter's tests: tests/test_NN_name.cu, and tests/test_NN_name_PART.cu for a chapter in parts.
 test_srcs = $(wildcard tests/test_$(1).cu tests/test_$(1)_*.cu)
-TESTS    := build/tests/test_common build/tests/test_programs \
+TESTS    := build/tests/test_common build/tests/test_programs build/tests/test_fuzz \
             $(foreach c,$(CHAPTERS),$(patsubst tests/%.cu,build/tests/%,$(call test_srcs,$(c))))
 COMMON   := $(wildcard common/*.cuh common/*.hpp)
 
@@ -101,7 +101,7 @@ build/tests/test_common: tests/test_common.cpp $(COMMON) | check-gtest
 	@mkdir -p build/tests
 	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
 
-build/tests/test_programs: tests/test_programs.cpp | check-gtest
+build/tests/test_programs build/tests/test_fuzz: build/tests/%: tests/%.cpp tests/program_runner.hpp | check-gtest
 	@mkdir -p build/tests
 	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
 
