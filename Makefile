@@ -28,9 +28,9 @@ NCU    ?= ncu
 SANITIZER ?= compute-sanitizer
 NVCC_MIN_MAJOR := 12
 
-# make profile / make sanitize stop at once, in one line (exit 2), where they cannot run:
+# make bench / profile / sanitize stop at once, in one line (exit 2), where they cannot run:
 # no GPU (nvidia-smi -L fails), or no ncu / compute-sanitizer.
-GPU_GOALS := $(filter profile sanitize,$(MAKECMDGOALS))
+GPU_GOALS := $(filter bench profile sanitize,$(MAKECMDGOALS))
 ifneq ($(GPU_GOALS),)
   ifneq ($(shell nvidia-smi -L >/dev/null 2>&1 && echo yes),yes)
     $(error make $(firstword $(GPU_GOALS)): no GPU found (nvidia-smi -L fails); it needs an NVIDIA GPU and its driver)
@@ -71,7 +71,7 @@ prog      = $(patsubst $(firstword $(subst _, ,$(1)))_%,%,$(1))
 PROGRAMS := $(foreach c,$(CHAPTERS),$(call prog,$(c)))
 # A chapter's tests: tests/test_NN_name.cu, and tests/test_NN_name_PART.cu for a chapter in parts.
 test_srcs = $(wildcard tests/test_$(1).cu tests/test_$(1)_*.cu)
-TESTS    := build/tests/test_common build/tests/test_programs \
+TESTS    := build/tests/test_common build/tests/test_programs build/tests/test_fuzz \
             $(foreach c,$(CHAPTERS),$(patsubst tests/%.cu,build/tests/%,$(call test_srcs,$(c))))
 COMMON   := $(wildcard common/*.cuh common/*.hpp)
 
@@ -102,7 +102,7 @@ build/tests/test_common: tests/test_common.cpp $(COMMON) | check-nvcc check-gtes
 	@mkdir -p build/tests
 	$(NVCC) -std=c++17 -O2 -I. -Xcompiler -Wall,-Wextra -o $@ $< $(GTEST)
 
-build/tests/test_programs: tests/test_programs.cpp | check-gtest
+build/tests/test_programs build/tests/test_fuzz: build/tests/%: tests/%.cpp tests/program_runner.hpp | check-gtest
 	@mkdir -p build/tests
 	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
 

@@ -14,12 +14,16 @@
 #   programs print WAIVED.
 #
 #   Runs as root, or through sudo when not root. Idempotent: a second run installs nothing.
-#   Ends with one line of what it installed and what it skipped; --dry-run prints what it would
-#   install and changes nothing. Other distributions: a message pointing to NVIDIA's runfile
+#   The package manager's output goes to a log file it names; the last line on the terminal is
+#   one line of what it installed and what it skipped. --dry-run prints what it would install
+#   and changes nothing. Where nvcc is found only in /usr/local/cuda/bin, it prints the
+#   `export PATH=...` line to run first. Other distributions: a message pointing to NVIDIA's runfile
 #   installer or conda's cuda-toolkit, exit 1.
 #
 # For tests: SETUP_OS_RELEASE (default /etc/os-release) and SETUP_CUDA_HOME (default
-# /usr/local/cuda) replace the files looked at; tests/test_setup.sh uses them.
+# /usr/local/cuda) replace the files looked at, and SETUP_FAKE_PRESENT, where set, replaces the
+# probes for make, g++, libgtest-dev, python3-matplotlib, wget, ca-certificates and apt-get:
+# present are the names it lists, missing all others. tests/test_setup.sh uses them.
 set -euo pipefail
 
 dry_run=0
@@ -71,17 +75,25 @@ has_matplotlib() {
     for p in python3 /usr/bin/python3; do "$p" -c 'import matplotlib' >/dev/null 2>&1 && return 0; done
     return 1
 }
-has_gtest() { echo '#include <gtest/gtest.h>' | g++ -x c++ -std=c++17 -fsyntax-only - >/dev/null 2>&1; }
+has_gtest() { command -v g++ >/dev/null 2>&1 && echo '#include <gtest/gtest.h>' | g++ -x c++ -std=c++17 -fsyntax-only - >/dev/null 2>&1; }
 
+has_certs() { [ -d /etc/ssl/certs ] && [ -n "$(ls -A /etc/ssl/certs 2>/dev/null)" ]; }
+# has NAME PROBE...: whether NAME is there (PROBE succeeds), or what SETUP_FAKE_PRESENT says.
+has() {
+    local name=$1
+    shift
+    if [ -n "${SETUP_FAKE_PRESENT+set}" ]; then [[ " $SETUP_FAKE_PRESENT " == *" $name "* ]]; return; fi
+    "$@"
+}
 missing=() present=()
-command -v make >/dev/null 2>&1 && present+=(make) || missing+=(make)
-command -v g++ >/dev/null 2>&1 && present+=(g++) || missing+=(g++)
-{ command -v g++ >/dev/null 2>&1 && has_gtest; } && present+=(libgtest-dev) || missing+=(libgtest-dev)
-has_matplotlib && present+=(python3-matplotlib) || missing+=(python3-matplotlib)
+has make command -v make >/dev/null 2>&1 && present+=(make) || missing+=(make)
+has g++ command -v g++ >/dev/null 2>&1 && present+=(g++) || missing+=(g++)
+has libgtest-dev has_gtest && present+=(libgtest-dev) || missing+=(libgtest-dev)
+has python3-matplotlib has_matplotlib && present+=(python3-matplotlib) || missing+=(python3-matplotlib)
 if [ $cuda_needed -eq 1 ]; then
     # The keyring is downloaded: wget and the CA certificates it checks https with.
-    command -v wget >/dev/null 2>&1 || missing+=(wget)
-    [ -d /etc/ssl/certs ] && [ -n "$(ls -A /etc/ssl/certs 2>/dev/null)" ] || missing+=(ca-certificates)
+    has wget command -v wget >/dev/null 2>&1 || missing+=(wget)
+    has ca-certificates has_certs || missing+=(ca-certificates)
 fi
 
 keyring_url=""
@@ -90,6 +102,7 @@ keyring_url=""
 path_line='export PATH=/usr/local/cuda/bin:$PATH'
 path_hint() {
     # nvcc is in $cuda_home/bin but not on PATH: a script cannot change its caller's PATH.
+    [ "$best_nvcc" = "$cuda_home/bin/nvcc" ] || return 0
     if ! command -v nvcc >/dev/null 2>&1 || [ "$(nvcc_release nvcc)" != "$best_release" ]; then
         echo "nvcc is in $cuda_home/bin, not on your PATH. For this shell:  $path_line"
         echo "  and for every new one:  echo '$path_line' >> ~/.bashrc"
@@ -111,7 +124,7 @@ if [ $cuda_needed -eq 1 ] && { [ -z "$distro" ] || [ "$arch" != x86_64 ]; }; the
     unsupported_cuda
     exit 1
 fi
-if [ ${#missing[@]} -gt 0 ] && ! command -v apt-get >/dev/null 2>&1; then
+if [ ${#missing[@]} -gt 0 ] && ! has apt-get command -v apt-get >/dev/null 2>&1; then
     echo "setup.sh: missing ${missing[*]}, and there is no apt-get here: install them with your package manager"
     exit 1
 fi
@@ -126,9 +139,9 @@ if [ $dry_run -eq 1 ]; then
     if [ $cuda_needed -eq 1 ]; then
         todo+=("$cuda_what: wget $keyring_url; dpkg -i cuda-keyring_1.1-1_all.deb; apt-get update; apt-get install cuda-toolkit")
     fi
+    [ $cuda_needed -eq 0 ] && path_hint
     if [ ${#todo[@]} -eq 0 ]; then
         echo "setup.sh --dry-run: would install nothing; present: $skipped"
-        path_hint
     else
         printf 'setup.sh --dry-run: would run: %s' "${todo[0]}"
         [ ${#todo[@]} -gt 1 ] && printf '; then %s' "${todo[1]}"
@@ -138,8 +151,8 @@ if [ $dry_run -eq 1 ]; then
 fi
 
 if [ ${#missing[@]} -eq 0 ] && [ $cuda_needed -eq 0 ]; then
-    echo "setup.sh: installed nothing; skipped (present): $skipped"
     path_hint
+    echo "setup.sh: installed nothing; skipped (present): $skipped"
     exit 0
 fi
 
@@ -149,23 +162,34 @@ if [ "$(id -u)" -ne 0 ]; then
     sudo=(sudo)
 fi
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
+# The package manager's pages of output go to a log, so that the summary stays the last line on
+# the terminal; a failed step shows the end of the log and names it.
+log=$(mktemp "${TMPDIR:-/tmp}/setup.XXXXXX.log")
+echo "setup.sh: installing ${missing[*]}${missing[*]:+ }$([ $cuda_needed -eq 1 ] && echo "CUDA Toolkit "); output in $log"
+logged() {
+    echo "+ $*" >>"$log"
+    if ! "$@" >>"$log" 2>&1; then
+        tail -n 15 "$log"
+        echo "setup.sh: failed: $* (all of its output: $log)"
+        exit 1
+    fi
+}
+logged "${sudo[@]}" apt-get update -qq
 if [ ${#missing[@]} -gt 0 ]; then
-    "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+    logged "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 if [ $cuda_needed -eq 1 ]; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    echo "== CUDA Toolkit from $keyring_url's repository"
-    wget -q -O "$tmp/cuda-keyring_1.1-1_all.deb" "$keyring_url"
-    "${sudo[@]}" dpkg -i "$tmp/cuda-keyring_1.1-1_all.deb"
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq cuda-toolkit
+    logged wget -q -O "$tmp/cuda-keyring_1.1-1_all.deb" "$keyring_url"
+    logged "${sudo[@]}" dpkg -i "$tmp/cuda-keyring_1.1-1_all.deb"
+    logged "${sudo[@]}" apt-get update -qq
+    logged "${sudo[@]}" apt-get install -y -qq cuda-toolkit
     r=$(nvcc_release "$cuda_home/bin/nvcc")
-    [ -n "$r" ] || { echo "setup.sh: cuda-toolkit installed but $cuda_home/bin/nvcc does not run"; exit 1; }
+    [ -n "$r" ] || { echo "setup.sh: cuda-toolkit installed but $cuda_home/bin/nvcc does not run (log: $log)"; exit 1; }
     best_release=$r best_nvcc=$cuda_home/bin/nvcc
 fi
 done_what=("${missing[@]}")
 [ $cuda_needed -eq 1 ] && done_what+=("CUDA Toolkit $best_release (NVIDIA's $distro repository, in $cuda_home)")
-echo "setup.sh: installed ${done_what[*]}; skipped (present): ${skipped:-nothing}"
 path_hint
+echo "setup.sh: installed ${done_what[*]}; skipped (present): ${skipped:-nothing}; log: $log"

@@ -384,6 +384,8 @@ int main(int argc, char** argv) {
         .flag("pitfalls", &opt.pitfalls, "also run the seed's unguarded-grid kernel (MatMulKernelSeedGrid)")
         .flag("tune", &opt.tune, "also time every configuration of sgemmCpAsync (x split-K) and sgemmStreamK");
     common::add_common_options(cli, opt.common, common::kernel_names(matmul::kernels(), matmul::pitfalls()));
+    cli.mode("", common::timed_options({"m", "n", "k", "pitfalls", "tune"}))
+        .mode("sweep", common::timed_options({"pitfalls", "tune"}));
     cli.parse_or_exit(argc, argv);
     cli.fail_if(matmul::check_shape(m, n, k));
     cli.fail_if(common::pitfall_refusal(opt.common.kernel, matmul::pitfalls(), opt.pitfalls));

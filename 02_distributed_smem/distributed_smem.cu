@@ -353,9 +353,13 @@ int main(int argc, char** argv) {
               "every cluster size for bins 256 .. the largest (n = --n, default 2^26 there)")
         .flag("micro", &micro, "micro-benchmarks: DSMEM latency, bandwidth, atomics, cluster.sync()")
         .flag("pitfalls", &show_pitfalls, "run the seed's pitfall: clusterHist without the second cluster.sync()")
-        .flag("sync", &sync_part, "part 2: synchronization beyond one block (barriers, fences, volatile)")
-        .exclusive({"micro", "sync", "cluster-sweep"});
+        .flag("sync", &sync_part, "part 2: synchronization beyond one block (barriers, fences, volatile)");
     common::add_common_options(cli, opt, common::kernel_names(kernels(), pitfalls()));
+    cli.mode("", common::timed_options({"n", "bins", "dist", "pitfalls"}))
+        .mode("sweep", common::timed_options({"pitfalls"}))
+        .mode("cluster-sweep", {"n", "reps", "warmup", "seed", "device", "csv"})
+        .mode("micro", {"reps", "warmup", "seed", "device", "csv"})
+        .mode("sync", {"pitfalls", "reps", "seed", "device", "csv"});
     cli.parse_or_exit(argc, argv);
     cli.fail_if(common::pitfall_refusal(opt.kernel, pitfalls(), show_pitfalls));
     cli.fail_if(bins_problem(bins_option));

@@ -327,9 +327,12 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
 
 // Zeroes `hist` and launches: the whole of what one histogram costs. Returns
 // the launch's error (a refused configuration would otherwise leave zeroed
-// counts and no error); the caller CHECKs it.
+// counts and no error); the caller CHECKs it. The command line's limits hold
+// here too: more than kMaxSamples samples could wrap a 32-bit count, so they
+// are refused (cudaErrorInvalidValue) before anything runs, like a bad bin count.
 [[nodiscard]] inline cudaError_t launch(const Plan& p, const int* in, size_t n, unsigned* hist, int num_bins,
                                         cudaStream_t s = 0) {
+    if (!p.ok || n > size_t(kMaxSamples) || !bins_problem(num_bins).empty()) return cudaErrorInvalidValue;
     CHECK(cudaMemsetAsync(hist, 0, size_t(num_bins) * sizeof(unsigned), s));
     if (p.plain_kernel) {
         p.plain_kernel<<<p.grid, p.threads, p.smem, s>>>(in, n, hist, num_bins);
@@ -339,7 +342,9 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
     return cudaLaunchKernelEx(&l.cfg, p.cluster_kernel, in, n, hist, num_bins, p.cluster_arg);
 }
 
-// The largest bin count any kernel here can hold on this device (0 below cc 9.0: no cluster limit applies).
+// The most bins clusterHist's largest cluster holds on this device, the limit main() puts on --bins
+// (0 below cc 9.0: no cluster limit applies). clusterHistExchange alone could take more: it
+// counts in 16-bit slots or in groups of bins past it.
 inline int largest_cluster_bins(const common::Gpu& g) {
     if (!cluster_refusal(g).empty()) return 0;
     const int cap = bins_per_block(g);

@@ -43,8 +43,7 @@ class SyncReport {
         return common::fmt(v < 10 ? "%.2f" : v < 1000 ? "%.1f" : "%.0f", v);
     }
     std::string csv(const common::Metadata& meta) const {
-        std::string s;
-        for (const auto& kv : meta) s += "# " + kv.first + ": " + kv.second + "\n";
+        std::string s = common::csv_comments(meta);
         s += "experiment,variant,config,value,unit,result,note\n";
         for (const SyncRow& r : rows_)
             s += common::csv_field(r.experiment) + "," + common::csv_field(r.variant) + "," +
@@ -70,14 +69,7 @@ inline std::string own_command_line() {
 inline void write_sync_csv(const SyncReport& rep, const common::DeviceInfo& dev, const std::string& path) {
     common::Metadata meta = common::run_metadata(dev, own_command_line());
     meta.push_back({"part", "02_distributed_smem part 2 (synchronization); see the README's Part 2"});
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) {
-        std::fprintf(stderr, "cannot write %s\n", path.c_str());
-        std::exit(1);
-    }
-    const std::string s = rep.csv(meta);
-    std::fwrite(s.data(), 1, s.size(), f);
-    std::fclose(f);
+    common::write_file_or_exit(path, rep.csv(meta));
     std::printf("\nwrote %s (%zu rows)\n", path.c_str(), rep.rows().size());
 }
 

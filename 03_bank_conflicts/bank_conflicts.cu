@@ -436,6 +436,9 @@ int main(int argc, char** argv) {
         .flag("ncu", &o.ncu, "launch each kernel once and print the model's counts per launch (make profile)")
         .option("probe", &o.probes, "with --ncu: also this many random probe patterns", 0, 100000);
     common::add_common_options(cli, o.common, all_kernel_names());
+    cli.mode("", common::timed_options({"tiles", "iters"}))
+        .mode("sweep", common::timed_options({"tiles", "iters"}))
+        .mode("ncu", {"tiles", "iters", "probe", "seed", "device", "kernel"});
     cli.parse_or_exit(argc, argv);
 
     const common::DeviceInfo dev = common::require_device(int(o.common.device));

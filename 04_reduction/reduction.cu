@@ -343,17 +343,12 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
     std::printf("exact sums: %.10Lg (1.23 x n in float: each 1.23f is %.10g) and %.10Lg\n", ref[0], double(1.23f), ref[1]);
     for (const std::string& w : waived) std::printf("%s\n", w.c_str());
     if (!opt.csv.empty()) {
-        std::string s;
-        for (const auto& kv : common::run_metadata(dev, command_line)) s += "# " + kv.first + ": " + kv.second + "\n";
+        std::string s = common::csv_comments(common::run_metadata(dev, command_line));
         s += "method," + common::csv_field(h_const) + "," + common::csv_field(h_uni) + ",bit-identical\n";
         for (const AccRow& r : rows)
             s += common::csv_field(r.method) + "," + common::fmt("%.2e", r.err_const) + "," +
                  common::fmt("%.2e", r.err_uniform) + "," + common::csv_field(r.identical) + "\n";
-        FILE* f = std::fopen(opt.csv.c_str(), "w");
-        if (!f || std::fwrite(s.data(), 1, s.size(), f) != s.size() || std::fclose(f) != 0) {
-            std::fprintf(stderr, "cannot write %s\n", opt.csv.c_str());
-            return false;
-        }
+        common::write_file_or_exit(opt.csv, s);
         std::printf("\nwrote %s\n", opt.csv.c_str());
     }
     return true;
@@ -445,14 +440,8 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
         csv += common::csv_field(w.where) + line.substr(w.where.size()) + "\n";
     }
     if (!opt.csv.empty()) {
-        std::string s;
-        for (const auto& kv : common::run_metadata(dev, command_line)) s += "# " + kv.first + ": " + kv.second + "\n";
-        s += csv;
-        FILE* f = std::fopen(opt.csv.c_str(), "w");
-        if (!f || std::fwrite(s.data(), 1, s.size(), f) != s.size() || std::fclose(f) != 0) {
-            std::fprintf(stderr, "cannot write %s\n", opt.csv.c_str());
-            return false;
-        }
+        const std::string s = common::csv_comments(common::run_metadata(dev, command_line)) + csv;
+        common::write_file_or_exit(opt.csv, s);
         std::printf("\nwrote %s\n", opt.csv.c_str());
     }
     return ok;
@@ -480,7 +469,12 @@ int main(int argc, char** argv) {
         .flag("final", &final_sum, "cost of each place the final sum can happen, at --n and --type")
         .flag("pitfalls", &show_pitfalls, "run the seeds' buggy kernels at --n and --type (only those)");
     common::add_common_options(cli, opt, common::kernel_names(reduction::kernels<int>(), reduction::pitfalls<int>()));
-    cli.exclusive({"toy", "accuracy", "final", "pitfalls", "sweep"});  // separate modes: two of them exit 2
+    cli.mode("", common::timed_options({"n", "type"}))
+        .mode("sweep", common::timed_options())
+        .mode("toy", {"type", "device"})
+        .mode("accuracy", {"n", "seed", "device", "csv", "kernel"})
+        .mode("final", {"n", "type", "reps", "warmup", "seed", "device", "csv"})
+        .mode("pitfalls", {"n", "type", "seed", "device", "kernel"});
     cli.parse_or_exit(argc, argv);
     cli.fail_if(reduction::check_n(n));
     cli.fail_if(common::pitfall_refusal(opt.kernel, reduction::pitfalls<int>(), show_pitfalls));

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
     cli.option("rows", &rows, "rows of the input matrix", 1, transpose::kMaxDim)
         .option("cols", &cols, "columns of the input matrix", 1, transpose::kMaxDim);
     common::add_common_options(cli, opt, common::kernel_names(transpose::kernels()));
+    cli.mode("", common::timed_options({"rows", "cols"})).mode("sweep", common::timed_options());
     cli.parse_or_exit(argc, argv);
     cli.fail_if(transpose::check_shape(rows, cols));
 

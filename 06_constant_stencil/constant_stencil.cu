@@ -200,6 +200,8 @@ int main(int argc, char** argv) {
         .option("cache-iters", &opt.cache_iters, "reads per thread in the constant-cache experiment", 1, 1 << 20);
     common::add_common_options(cli, opt.common,
                                common::kernel_names(constant_stencil::kernels(), constant_stencil::pitfalls()));
+    cli.mode("", common::timed_options({"n", "pitfalls", "cache-iters"}))
+        .mode("sweep", common::timed_options({"pitfalls", "cache-iters"}));
     cli.parse_or_exit(argc, argv);
     cli.fail_if(constant_stencil::check_n(n));
     cli.fail_if(common::pitfall_refusal(opt.common.kernel, constant_stencil::pitfalls(), opt.pitfalls));

@@ -331,6 +331,8 @@ int main(int argc, char** argv) {
         .flag("pitfalls", &pitfalls, "also run the seed's racy kernel (matvecSmemNoSyncwarp; see README)")
         .flag("tune", &tune, "also time every lanes-per-row x rows-per-segment variant of matvecVec2");
     common::add_common_options(cli, opt, common::kernel_names(shuffle::kernels(), shuffle::pitfalls()));
+    cli.mode("", common::timed_options({"rows", "cols", "pitfalls", "tune"}))
+        .mode("sweep", common::timed_options({"pitfalls", "tune"}));
     cli.parse_or_exit(argc, argv);
     cli.fail_if(shuffle::check_shape(rows, cols));
     cli.fail_if(common::pitfall_refusal(opt.kernel, shuffle::pitfalls(), pitfalls));

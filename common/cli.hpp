@@ -17,22 +17,27 @@
 
 namespace common {
 
-// "" if `path` can be written as an output file, else why not. Checked while
-// parsing, so a run cannot lose its results at the end. The check opens the
-// file for writing, which is the only test that holds everywhere (a root user
-// passes access() on /proc, and a full or read-only file system answers only
-// an open): an existing file is opened without truncation and left as it was;
-// a new one is created and removed again.
+// "" if `path` can take a program's output file, else why not. Checked while parsing, before
+// any GPU work. Only a regular file or a new path is accepted: a FIFO with no reader would
+// block the program forever, a device (/dev/full) or a folder cannot hold a results file. The
+// file is later written beside itself and renamed into place (write_file_atomically in
+// report.hpp), so the check creates a file in the same folder the same way and removes it:
+// only a real create answers for a read-only or full file system, or /proc, as root too.
 inline std::string output_file_problem(const std::string& path) {
     if (path.empty()) return "an empty file name";
     struct stat st;
-    const bool exists = stat(path.c_str(), &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) return "'" + path + "' is a folder";
-    if (!exists && errno != ENOENT) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
-    const int fd = exists ? open(path.c_str(), O_WRONLY) : open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return "'" + path + "' is a folder";
+        if (!S_ISREG(st.st_mode)) return "'" + path + "' is not a regular file (a FIFO, a device or a socket)";
+        if (access(path.c_str(), W_OK) != 0) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
+    } else if (errno != ENOENT) {
+        return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
+    }
+    std::string probe = path + ".XXXXXX";
+    const int fd = mkstemp(&probe[0]);
     if (fd < 0) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
     close(fd);
-    if (!exists) unlink(path.c_str());
+    unlink(probe.c_str());
     return "";
 }
 
@@ -63,16 +68,18 @@ class Cli {
         return *this;
     }
 
-    // Options of which a command line may give at most one (modes that each
-    // run something else): giving two is refused like any bad value.
-    Cli& exclusive(std::vector<std::string> names) {
-        exclusive_.push_back(std::move(names));
+    // A mode: a flag that runs something other than the default run, and the options that
+    // apply to it (`name` "" is the default run itself). Once a program declares its modes, a
+    // command line names at most one, and an option its mode would ignore is refused, not
+    // silently dropped. --help lists the modes with their options.
+    Cli& mode(const std::string& name, std::vector<std::string> takes) {
+        modes_.push_back({name, std::move(takes)});
         return *this;
     }
 
     // Returns "" on success, else the reason. Accepts "--name value" and "--name=value".
     // An option given twice is refused (no silent last-wins), and so are two
-    // options of one exclusive() group.
+    // modes, or an option the chosen mode does not take.
     std::string parse(int argc, const char* const* argv) {
         command_line_.clear();
         given_.clear();
@@ -100,15 +107,7 @@ class Cli {
             const std::string err = o->kind == Kind::Int ? set_int(*o, value) : set_text(*o, value);
             if (!err.empty()) return err;
         }
-        for (const std::vector<std::string>& group : exclusive_) {
-            std::string first;
-            for (const std::string& name : group) {
-                if (!given(name)) continue;
-                if (!first.empty()) return "--" + first + " and --" + name + " cannot be combined (each is a mode of its own)";
-                first = name;
-            }
-        }
-        return "";
+        return mode_problem();
     }
 
     // Whether --name was on the command line (a default can then mean "not asked for").
@@ -127,7 +126,15 @@ class Cli {
             left.resize(left.size() < 22 ? 22 : left.size() + 1, ' ');
             u += left + o.help + default_of(o) + "\n";
         }
-        return u + "  --help              this text\n";
+        u += "  --help              this text\n";
+        if (modes_.empty()) return u;
+        u += "\nmodes (at most one; each takes only the options after it):\n";
+        for (const Mode& m : modes_) {
+            u += "  " + mode_title(m) + ":";
+            for (const std::string& t : m.takes) u += " --" + t;
+            u += "\n";
+        }
+        return u;
     }
 
     // What main() calls: exits 0 after --help, 2 after a bad command line.
@@ -159,6 +166,39 @@ class Cli {
         std::vector<std::string> choices;
         std::string (*check)(const std::string&);  // text options: "" or why the value is refused
     };
+
+    struct Mode {
+        std::string name;
+        std::vector<std::string> takes;
+    };
+    static std::string mode_title(const Mode& m) { return m.name.empty() ? "default" : "--" + m.name; }
+
+    // "" or why the modes on the command line do not go together.
+    std::string mode_problem() const {
+        const Mode* chosen = nullptr;
+        for (const Mode& m : modes_) {
+            if (m.name.empty() || !given(m.name)) continue;
+            if (chosen) return "--" + chosen->name + " and --" + m.name + " cannot be combined (each is a mode of its own)";
+            chosen = &m;
+        }
+        for (const Mode& m : modes_) if (!chosen && m.name.empty()) chosen = &m;
+        if (!chosen) return "";
+        for (const std::string& g : given_) {
+            bool is_mode = false, takes = false;
+            std::string goes_with;
+            for (const Mode& m : modes_) {
+                is_mode |= m.name == g;
+                for (const std::string& t : m.takes)
+                    if (t == g) goes_with += (goes_with.empty() ? "" : ", ") + mode_title(m);
+            }
+            for (const std::string& t : chosen->takes) takes |= t == g;
+            if (is_mode || takes) continue;
+            const std::string run = chosen->name.empty() ? "the default run" : "--" + chosen->name;
+            return "--" + g + " does not apply to " + run + " (it goes with: " +
+                   (goes_with.empty() ? std::string("no mode") : goes_with) + ")";
+        }
+        return "";
+    }
 
     const Opt* find(const std::string& name) const {
         for (const Opt& o : opts_) if (o.name == name) return &o;
@@ -215,7 +255,7 @@ class Cli {
     std::string program_, summary_, command_line_;
     std::vector<Opt> opts_;
     std::vector<std::string> given_;
-    std::vector<std::vector<std::string>> exclusive_;
+    std::vector<Mode> modes_;
     bool help_ = false;
 };
 
@@ -229,6 +269,12 @@ struct CommonOptions {
     std::string kernel;   // run only this kernel (and the baseline)
     bool sweep = false;   // run the chapter's standard size sweep instead of one size
 };
+
+// What a mode that times kernels takes from the common options, plus `own` (Cli::mode).
+inline std::vector<std::string> timed_options(std::vector<std::string> own = {}) {
+    own.insert(own.begin(), {"reps", "warmup", "seed", "device", "csv", "kernel"});
+    return own;
+}
 
 // `kernels`: the chapter's kernel names, the only values --kernel accepts.
 inline void add_common_options(Cli& cli, CommonOptions& c, std::vector<std::string> kernels = {}) {

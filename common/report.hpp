@@ -5,11 +5,15 @@
 // throughput as a percentage of the chapter's peer measured in the same run,
 // the max error against the CPU reference, PASS/FAIL.
 #pragma once
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace common {
 
@@ -33,6 +37,43 @@ inline std::string csv_field(const std::string& s) {
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
+}
+
+// The metadata as "# key: value" lines, the head of every results CSV.
+inline std::string csv_comments(const Metadata& meta) {
+    std::string s;
+    for (const auto& kv : meta) s += "# " + kv.first + ": " + kv.second + "\n";
+    return s;
+}
+
+// Writes `text` to a new file beside `path` and renames it over `path` only once it is complete
+// and on disk, so a failed write (a full disk) never leaves a truncated file where the old one
+// stood. "" on success, else why not (the old file is then untouched and the new one removed).
+inline std::string write_file_atomically(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".XXXXXX";
+    const int fd = mkstemp(&tmp[0]);
+    if (fd < 0) return "cannot create a file beside " + path + ": " + std::strerror(errno);
+    fchmod(fd, 0644);  // mkstemp's 0600 would make a results file private
+    std::string err;
+    for (size_t done = 0; done < text.size() && err.empty();) {
+        const ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno != EINTR) err = std::strerror(errno);
+        if (n > 0) done += size_t(n);
+    }
+    if (err.empty() && fsync(fd) != 0) err = std::strerror(errno);
+    if (close(fd) != 0 && err.empty()) err = std::strerror(errno);
+    if (err.empty() && rename(tmp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
+    if (err.empty()) return "";
+    unlink(tmp.c_str());
+    return "cannot write " + path + ": " + err;
+}
+
+// What a program does with its results file: write it, or exit 1 saying why.
+inline void write_file_or_exit(const std::string& path, const std::string& text) {
+    const std::string err = write_file_atomically(path, text);
+    if (err.empty()) return;
+    std::fprintf(stderr, "%s (the results are above; any old file is left as it was)\n", err.c_str());
+    std::exit(1);
 }
 
 inline std::string fmt(const char* f, double v) {
@@ -75,8 +116,7 @@ class Report {
 
     // "# key: value" comment lines, then a header and one line per row.
     std::string csv(const Metadata& meta) const {
-        std::string s;
-        for (const auto& kv : meta) s += "# " + kv.first + ": " + kv.second + "\n";
+        std::string s = csv_comments(meta);
         s += "problem,size,kernel,launch,ms," + rate_column() + ",pct_of_" + peer_ + ",max_err,result";
         for (const std::string& e : extra_) s += "," + csv_field(e);
         s += "\n";
@@ -91,14 +131,9 @@ class Report {
         return s;
     }
 
-    // Writes the CSV or exits 1 with the reason (a missing folder, say).
+    // Writes the CSV (write_file_or_exit), then says so.
     void write_csv(const std::string& path, const Metadata& meta) const {
-        FILE* f = std::fopen(path.c_str(), "w");
-        const std::string text = csv(meta);
-        if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) {
-            std::fprintf(stderr, "cannot write %s\n", path.c_str());
-            std::exit(1);
-        }
+        write_file_or_exit(path, csv(meta));
         std::printf("\nwrote %s (%zu rows)\n", path.c_str(), rows_.size());
     }
 

@@ -389,4 +389,17 @@ TEST(HistogramPlans, LaunchReturnsTheLaunchError) {
     CHECK(cudaDeviceSynchronize());
 }
 
+// The limits the command line enforces hold where launch() is entered: too many samples (a
+// 32-bit count could wrap), a bad bin count or a refused plan return an error before any CUDA
+// call (so no GPU is needed to see it).
+TEST(HistogramPlans, LaunchRefusesWhatTheCommandLineRefuses) {
+    Plan p;
+    p.ok = true;
+    EXPECT_EQ(launch(p, nullptr, size_t(kMaxSamples) + 1, nullptr, 256), cudaErrorInvalidValue);
+    EXPECT_EQ(launch(p, nullptr, 1000, nullptr, 0), cudaErrorInvalidValue);
+    EXPECT_EQ(launch(p, nullptr, 1000, nullptr, kMaxBins + 1), cudaErrorInvalidValue);
+    p.ok = false;
+    EXPECT_EQ(launch(p, nullptr, 1000, nullptr, 256), cudaErrorInvalidValue);
+}
+
 }  // namespace

@@ -384,6 +384,22 @@ TEST(MatvecVariants, SplitRows) {
     }
 }
 
+// A shape a launcher cannot take is refused where it is entered: nothing launched, "" returned,
+// the process goes on (no GPU needed: nothing reaches the device).
+TEST(MatvecVariants, LaunchersRefuseShapesTheyCannotTake) {
+    EXPECT_EQ(launch_matvecThinRows(nullptr, nullptr, nullptr, 100, kMaxThinCols + 1), "");
+    EXPECT_EQ(launch_matvecThinRows(nullptr, nullptr, nullptr, 0, 1), "");
+    EXPECT_EQ(launch_matvecSplitRow(nullptr, nullptr, nullptr, 4, 4, nullptr), "") << "no scratch array";
+}
+
+TEST(MatvecVariants, SplitRowRefusesPartialsPastTheScratchArray) {
+    SKIP_WITHOUT_GPU();  // the chunk count depends on the device's SMs
+    int rows = 1 << 10;
+    while (rows < (1 << 30) && split_fits_scratch(rows, 1 << 20)) rows *= 2;
+    ASSERT_FALSE(split_fits_scratch(rows, 1 << 20));
+    EXPECT_EQ(launch_matvecSplitRow(nullptr, nullptr, nullptr, rows, 1 << 20, reinterpret_cast<double*>(16)), "");
+}
+
 TEST(MatvecVariants, ThinRows) {
     SKIP_WITHOUT_GPU();
     for (int c = 1; c <= kMaxThinCols; ++c)

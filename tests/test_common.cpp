@@ -3,6 +3,10 @@
 #include <limits>
 #include <string>
 #include <vector>
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <gtest/gtest.h>
 #include "common/cli.hpp"
@@ -78,25 +82,70 @@ TEST(Cli, RefusesAnOptionGivenTwice) {
     EXPECT_NE(parse({"--toy", "--toy"}).error, "");
 }
 
-TEST(Cli, RefusesTwoModesOfOneExclusiveGroup) {
-    bool a = false, b = false, c = false;
+TEST(Cli, ModesAreExclusiveAndTakeOnlyTheirOptions) {
+    bool a = false, b = false;
+    int64_t n = 1, k = 1;
     common::Cli cli("prog", "modes");
-    cli.flag("a", &a, "mode a").flag("b", &b, "mode b").flag("c", &c, "not a mode").exclusive({"a", "b"});
-    const char* both[] = {"prog", "--a", "--b"};
-    EXPECT_NE(cli.parse(3, both).find("cannot be combined"), std::string::npos);
-    const char* one[] = {"prog", "--a", "--c"};
-    EXPECT_EQ(cli.parse(3, one), "");
-    EXPECT_TRUE(cli.given("a"));
-    EXPECT_FALSE(cli.given("b"));
+    cli.flag("a", &a, "mode a").flag("b", &b, "mode b").option("n", &n, "size", 1, 9).option("k", &k, "k", 1, 9);
+    cli.mode("", {"n", "k"}).mode("a", {"k"}).mode("b", {});
+    auto parse = [&](std::vector<const char*> args) {
+        args.insert(args.begin(), "prog");
+        return cli.parse(int(args.size()), args.data());
+    };
+    EXPECT_NE(parse({"--a", "--b"}).find("--a and --b cannot be combined"), std::string::npos);
+    EXPECT_EQ(parse({"--a", "--k", "2"}), "");
+    EXPECT_EQ(parse({"--n", "2", "--k", "2"}), "");
+    EXPECT_EQ(parse({"--a", "--n", "2"}), "--n does not apply to --a (it goes with: default)");
+    EXPECT_EQ(parse({"--k", "2", "--b"}), "--k does not apply to --b (it goes with: default, --a)");
+    EXPECT_NE(cli.usage().find("  --a: --k\n"), std::string::npos) << cli.usage();
+    EXPECT_NE(cli.usage().find("  default: --n --k\n"), std::string::npos) << cli.usage();
 }
 
-TEST(Cli, OutputFileIsCheckedByOpeningIt) {
+TEST(Cli, OutputFileMustBeARegularFileOrANewPath) {
     EXPECT_EQ(common::output_file_problem("/tmp"), "'/tmp' is a folder");
     EXPECT_NE(common::output_file_problem("/no-such-folder/x.csv"), "");
-    EXPECT_NE(common::output_file_problem("/proc/x.csv"), "") << "access() passes this as root; open() does not";
+    EXPECT_NE(common::output_file_problem("/proc/x.csv"), "") << "access() passes this as root; a create does not";
+    EXPECT_NE(common::output_file_problem("/dev/full").find("not a regular file"), std::string::npos);
+    EXPECT_NE(common::output_file_problem("/dev/null").find("not a regular file"), std::string::npos);
     const std::string fresh = "/tmp/test_common_output_" + std::to_string(::getpid()) + ".csv";
+    ASSERT_EQ(mkfifo(fresh.c_str(), 0600), 0);
+    EXPECT_NE(common::output_file_problem(fresh).find("not a regular file"), std::string::npos) << "never opened";
+    unlink(fresh.c_str());
     EXPECT_EQ(common::output_file_problem(fresh), "");
     EXPECT_NE(access(fresh.c_str(), F_OK), 0) << "a file the check created is removed again";
+}
+
+// The file appears whole or not at all: a write that fails (here the file-size limit, as a full
+// disk would) reports why and leaves the old file as it was, with no temporary file beside it.
+TEST(Report, WriteFileAtomicallyKeepsTheOldFileOnAFailedWrite) {
+    char dir_template[] = "/tmp/test_common_write_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template, path = dir + "/r.csv";
+    ASSERT_EQ(common::write_file_atomically(path, "old\n"), "");
+    const pid_t pid = fork();
+    if (pid == 0) {  // in a child: the limit and the signal it raises stay there
+        signal(SIGXFSZ, SIG_IGN);
+        const rlimit small = {100, 100};
+        setrlimit(RLIMIT_FSIZE, &small);
+        const std::string err = common::write_file_atomically(path, std::string(1000, 'x'));
+        _exit(err.find("cannot write " + path + ": File too large") == 0 ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the error names the file and the reason";
+    std::string got(16, '\0');
+    FILE* f = std::fopen(path.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    got.resize(std::fread(&got[0], 1, got.size(), f));
+    std::fclose(f);
+    EXPECT_EQ(got, "old\n");
+    ASSERT_EQ(common::write_file_atomically(path, "new\n"), "");
+    struct stat st;
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4);
+    EXPECT_EQ(st.st_mode & 0777, 0644u);
+    unlink(path.c_str());
+    EXPECT_EQ(rmdir(dir.c_str()), 0) << "nothing but the file in the folder";
 }
 
 struct FakeKernel {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gtest/gtest.h>
+#include "tests/program_runner.hpp"
 
 namespace {
 
@@ -26,12 +27,7 @@ Result run(const std::string& cmd) {
     return r;
 }
 
-std::vector<std::string> programs() {
-    std::vector<std::string> v;
-    std::istringstream in(std::getenv("PROGRAMS") ? std::getenv("PROGRAMS") : "");
-    for (std::string p; in >> p;) v.push_back("./" + p);
-    return v;
-}
+using runner::programs;
 
 bool gpu_present() { return run("nvidia-smi -L").code == 0; }
 
@@ -151,6 +147,63 @@ TEST(Programs, DistributedSmemModesAreExclusive) {
         }
     }
     if (!listed) GTEST_SKIP() << "distributed_smem is not in PROGRAMS";
+}
+
+// Every program's modes, as its --help lists them: every pair of modes is refused, and so is
+// every mode with every option it does not take (exit 2, the first line naming both), before
+// any GPU work; every mode with each option it takes, alone, is accepted (77 here: no GPU).
+TEST(Programs, ModesRefuseEachOtherAndTheOptionsTheyIgnore) {
+    char dir_template[] = "/tmp/test_programs_modes_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    const std::string csv = std::string(dir_template) + "/out.csv";
+    for (const std::string& path : programs()) {
+        const runner::Program p = runner::describe(path);
+        EXPECT_FALSE(p.modes.empty()) << path << ": --help lists no modes";
+        auto with_value = [&](const runner::Option& o) {
+            std::vector<std::string> a{"--" + o.name};
+            if (o.kind == runner::Option::Int) a.push_back(std::to_string(o.lo));
+            if (o.kind == runner::Option::Choice) a.push_back(o.choices.at(0));
+            if (o.kind == runner::Option::Path) a.push_back(csv);
+            return a;
+        };
+        int pairs = 0, refused = 0, accepted = 0;
+        for (const runner::Mode& m : p.modes) {
+            const std::vector<std::string> mode_args =
+                m.name.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--" + m.name};
+            for (const runner::Mode& other : p.modes) {
+                if (m.name.empty() || other.name.empty() || m.name == other.name) continue;
+                const runner::Outcome r = runner::run(path, {"--" + m.name, "--" + other.name});
+                const std::string first = r.out.substr(0, r.out.find('\n'));
+                EXPECT_EQ(r.code, 2) << path << " --" << m.name << " --" << other.name << ": " << r.out;
+                EXPECT_NE(first.find("cannot be combined"), std::string::npos) << path << ": " << first;
+                ++pairs;
+            }
+            for (const runner::Option& o : p.options) {
+                if (p.is_mode(o.name)) continue;
+                bool takes = false;
+                for (const std::string& t : m.takes) takes |= t == o.name;
+                std::vector<std::string> args = mode_args;
+                for (const std::string& a : with_value(o)) args.push_back(a);
+                const runner::Outcome r = runner::run(path, args);
+                const std::string first = r.out.substr(0, r.out.find('\n')), line = path + " " +
+                    (m.name.empty() ? "" : "--" + m.name + " ") + "--" + o.name;
+                if (takes) {
+                    EXPECT_TRUE(r.code == 77 || r.code == 0) << line << ": " << r.out;
+                    ++accepted;
+                } else {
+                    EXPECT_EQ(r.code, 2) << line << ": " << r.out;
+                    EXPECT_NE(first.find("--" + o.name + " does not apply to " +
+                                         (m.name.empty() ? std::string("the default run") : "--" + m.name)),
+                              std::string::npos) << line << ": " << first;
+                    ++refused;
+                }
+            }
+        }
+        std::printf("modes %s: %zu modes, %d mode pairs refused, %d mode+option refused, %d mode+option accepted\n",
+                    path.c_str(), p.modes.size(), pairs, refused, accepted);
+    }
+    EXPECT_EQ(runner::run("/bin/ls", {"-A", dir_template}, 10, false).out, "") << "nothing left behind";
+    rmdir(dir_template);
 }
 
 // setup.sh's decisions (distribution, nvcc version, --dry-run), checked by tests/test_setup.sh

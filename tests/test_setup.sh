@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# test_setup.sh - setup.sh's decisions, without installing anything: a fake /etc/os-release
-# (SETUP_OS_RELEASE), a fake nvcc first on PATH, no /usr/local/cuda (SETUP_CUDA_HOME), and
-# --dry-run. The network install itself (NVIDIA's cuda-keyring route) is not run here.
+# test_setup.sh - setup.sh's decisions, without installing anything and whatever this machine
+# has: a fake /etc/os-release (SETUP_OS_RELEASE), a fake nvcc first on PATH, no /usr/local/cuda
+# (SETUP_CUDA_HOME), the package probes answered by SETUP_FAKE_PRESENT, and fake apt-get, sudo,
+# wget and dpkg first on PATH (they print pages and install nothing), so no check depends on the
+# host. The network install itself (NVIDIA's cuda-keyring route) is not run here.
 # Prints one line per check and "N passed, N failed"; exits 1 if any failed.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -24,15 +26,31 @@ os_release fedora fedora 40 "Fedora Linux 40"
 fake_nvcc "$tmp/nvcc11" 11.8
 fake_nvcc "$tmp/nvcc13" 13.0
 fake_nvcc "$tmp/cuda13/bin" 13.0
+# The host's PATH without its nvcc (a CUDA install here must not answer for the fake ones).
+host_path=""
+IFS=: read -ra dirs <<<"$PATH"
+for d in "${dirs[@]}"; do [ -x "$d/nvcc" ] || host_path=${host_path:+$host_path:}$d; done
+mkdir -p "$tmp/fakebin"
+for tool in apt-get wget dpkg; do  # a package manager's pages of output, and nothing installed
+    printf '#!/bin/sh\nfor i in $(seq 50); do echo "%s: progress line $i"; done\n' "$tool" >"$tmp/fakebin/$tool"
+done
+printf '#!/bin/sh\nexec "$@"\n' >"$tmp/fakebin/sudo"
+chmod +x "$tmp/fakebin"/*
+all_present="make g++ libgtest-dev python3-matplotlib wget ca-certificates apt-get"
+present=$all_present  # what the package probes find, for the next check
 
 # check NAME EXPECTED_RC PATTERN OS NVCC_DIR CUDA_HOME [ARGS...]: setup.sh's output matches PATTERN (grep -E)
 check() {
     local name=$1 want_rc=$2 pattern=$3 os=$4 nvcc_dir=$5 cuda_home=$6
     shift 6
     local out rc
-    out=$(SETUP_OS_RELEASE="$tmp/$os" SETUP_CUDA_HOME="$cuda_home" PATH="$nvcc_dir:$PATH" ./setup.sh "$@" 2>&1)
+    out=$(SETUP_OS_RELEASE="$tmp/$os" SETUP_CUDA_HOME="$cuda_home" SETUP_FAKE_PRESENT="$present" TMPDIR="$tmp" \
+          PATH="$nvcc_dir:$tmp/fakebin:$host_path" ./setup.sh "$@" 2>&1)
     rc=$?
-    if [ "$rc" -eq "$want_rc" ] && grep -Eq -- "$pattern" <<<"$out"; then
+    local seen=$out
+    # "LAST:PATTERN": the last line matches, and no package manager's line reached the terminal.
+    case $pattern in LAST:*) pattern=${pattern#LAST:}; seen=$(tail -n 1 <<<"$out"); grep -q "progress line" <<<"$out" && seen="" ;; esac
+    if [ "$rc" -eq "$want_rc" ] && grep -Eq -- "$pattern" <<<"$seen"; then
         passed=$((passed + 1))
         echo "ok   $name"
     else
@@ -62,5 +80,27 @@ check "nvcc 11.8 on Fedora -> runfile or conda, exit 1" 1 "runfile installer.*|c
     fedora "$tmp/nvcc11" /nonexistent --dry-run
 check "nvcc 13.0 on Fedora -> nothing to do for CUDA" 0 "present.*nvcc 13\.0" fedora "$tmp/nvcc13" /nonexistent --dry-run
 check "an unknown argument -> exit 2" 2 "unknown argument '--bogus'" debian12 "$tmp/nvcc13" /nonexistent --bogus
+
+present="make g++ wget ca-certificates apt-get"
+check "no GoogleTest, no matplotlib, nvcc 13.0 -> install those two only" 0 \
+    "would run: apt-get install libgtest-dev python3-matplotlib; present \(skipped\): make g\+\+, nvcc 13\.0" \
+    debian12 "$tmp/nvcc13" /nonexistent --dry-run
+check "nvcc 13.0 only in CUDA_HOME, packages missing -> the export PATH line too" 0 \
+    "export PATH=/usr/local/cuda/bin:\\\$PATH" \
+    debian12 /nonexistent "$tmp/cuda13" --dry-run
+present="make g++"
+check "packages missing and no apt-get -> exit 1 naming them" 1 "missing libgtest-dev python3-matplotlib, and there is no apt-get" \
+    debian12 "$tmp/nvcc13" /nonexistent --dry-run
+present="make g++ apt-get"
+check "an install: the package manager's output in the log, the summary the last line" 0 \
+    "LAST:^setup\.sh: installed libgtest-dev python3-matplotlib; skipped \(present\): make g\+\+, nvcc 13\.0 \([^)]*\); log: $tmp/setup\.[^ ]*\.log\$" \
+    debian12 "$tmp/nvcc13" /nonexistent
+log=$(ls "$tmp"/setup.*.log 2>/dev/null | head -n 1)
+if [ -n "$log" ] && grep -q "apt-get: progress line 50" "$log"; then
+    passed=$((passed + 1)); echo "ok   the log holds the package manager's output"
+else
+    failed=$((failed + 1)); echo "FAIL the log ($log) does not hold the package manager's output"
+fi
+present=$all_present
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

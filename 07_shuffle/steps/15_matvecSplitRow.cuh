@@ -85,17 +85,13 @@ inline bool split_fits_scratch(int rows, int cols) {
     return size_t(rows) * size_t(split_chunks(rows, cols)) <= scratch_doubles();
 }
 
-// Needs split_fits_scratch (true where tuned_shape picks it; the launcher
-// refuses otherwise rather than write past the scratch array).
+// Needs split_fits_scratch (true where tuned_shape picks it). Otherwise it launches nothing
+// and returns "" (a launch description is never empty): the caller decides, the process goes on.
 inline std::string launch_matvecSplitRow(const double* A, const double* x, double* y, int rows, int cols,
                                          double* scratch) {
+    if (rows < 1 || cols < 1 || !scratch || !split_fits_scratch(rows, cols)) return "";
     const int64_t cp = split_chunk_pairs(rows, cols);
     const int64_t chunks = split_chunks(rows, cols);
-    if (!split_fits_scratch(rows, cols)) {
-        std::fprintf(stderr, "launch_matvecSplitRow: %d x %lld partials do not fit the scratch array\n", rows,
-                     (long long)chunks);
-        std::exit(1);
-    }
     const unsigned g = unsigned(rows * chunks);
     if (cols % 2 == 0) matvecSplitRow<true><<<g, kMatvecBlock>>>(A, x, scratch, rows, cols, cp);
     else matvecSplitRow<false><<<g, kMatvecBlock>>>(A, x, scratch, rows, cols, cp);

@@ -56,13 +56,15 @@ matvecThinRows(const double* __restrict__ A, const double* __restrict__ x, doubl
 }
 
 // ---- The launcher --------------------------------------------------------------
+// Only 1 .. kMaxThinCols columns (a row lives in registers): other shapes launch nothing and
+// return "" (a launch description is never empty), for the caller to decide.
 inline std::string launch_matvecThinRows(const double* A, const double* x, double* y, int rows, int cols) {
+    if (rows < 1 || cols < 1 || cols > kMaxThinCols) return "";
     const unsigned g = unsigned(common::ceil_div((size_t(rows) + 1) / 2, kMatvecBlock));
     switch (cols) {
         case 1: matvecThinRows<1><<<g, kMatvecBlock>>>(A, x, y, rows); break;
         case 2: matvecThinRows<2><<<g, kMatvecBlock>>>(A, x, y, rows); break;
         case 3: matvecThinRows<3><<<g, kMatvecBlock>>>(A, x, y, rows); break;
-        default: std::fprintf(stderr, "launch_matvecThinRows: cols %d > %d\n", cols, kMaxThinCols); std::exit(1);
     }
     CHECK_LAUNCH();
     return common::launch_string(g, kMatvecBlock) + " thin rows: 2 rows a thread";
