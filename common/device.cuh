@@ -1,5 +1,5 @@
 // device.cuh - pick the GPU, print what it is, or waive the run (exit 77).
-// Its limits (and GPU_PROFILE's) are common/gpu.cuh's: this file reads only
+// Its limits are common/gpu.cuh's (GPU_PROFILE: common/gpu_profile.cuh): this file reads only
 // what the header line names.
 #pragma once
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
-#include "common/gpu.cuh"
+#include "common/gpu_profile.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 

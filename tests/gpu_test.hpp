@@ -15,7 +15,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
-#include "common/gpu.cuh"
+#include "common/gpu_profile.cuh"
 
 namespace testing_gpu {
 

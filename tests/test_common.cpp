@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include "common/cli.hpp"
 #include "common/data.hpp"
-#include "common/gpu.cuh"
+#include "common/gpu_profile.cuh"
 #include "common/kernel_list.hpp"
 #include "common/report.hpp"
 #include "common/stats.hpp"
