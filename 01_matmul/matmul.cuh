@@ -9,7 +9,7 @@
 //     C[i * N + j] = sum_k A[i * K + k] * B[k * N + j]
 // 2 M N K flops on 4 (M K + K N + M N) bytes: at 4096^3 that is 683 flops per
 // byte, far above what HBM needs (an H200 does ~67 TFLOP/s fp32 FMA on
-// ~4.8 TB/s), so every kernel is limited by how often it goes back to
+// ~4.8 TB/s: NVIDIA's datasheet), so every kernel is limited by how often it goes back to
 // memory (global, then shared, then registers) per FMA. Each step moves the
 // data one level closer to the FMA units and reuses it more. The tensor-core
 // steps (11-16) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):

@@ -263,7 +263,8 @@ using Split3Tile = step16::Tile<128, 4, 40, 232>;
 // rate: each tile's fraction of cuBLAS TF32 at 4096^3 and 8192^3, as
 // `./matmul --kernel sgemmTmaWgmmaWide` and `--kernel sgemmTmaWgmma` measured
 // them on the H200 (README); fixed: the per-block pipeline fill and the
-// epilogue, in columns of k. One block per SM.
+// epilogue, in columns of k. One block resident per SM (each takes most of
+// its shared memory), whether or not K is split.
 constexpr TileModel kWideModel = {256, 128, 32, 1, 1.00, 96}, kNarrowModel = {128, 128, 32, 1, 0.80, 64};
 constexpr double kTf32SplitCost = 0.9;  // the partials' extra pass over C
 
@@ -296,6 +297,41 @@ Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
 }
 inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
     return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit);
+}
+
+// ---- Where the wgmma steps (12-16) run -----------------------------------------
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__global__ void hopperProbe(int* has_sm90a) { *has_sm90a = 1; }
+#else
+__global__ void hopperProbe(int* has_sm90a) { *has_sm90a = 0; }
+#endif
+
+// "" where this program's wgmma code runs on this GPU, else why not: the GPU
+// must be compute capability 9.0 (sm_90a code runs there only; GPU_PROFILE
+// may say otherwise) and the build must contain sm_90a code (asked of the
+// GPU by a one-thread kernel: a build for sm_80 runs its compute_80 PTX on a
+// Hopper GPU, without wgmma; cudaFuncGetAttributes cannot tell sm_90 from sm_90a).
+inline std::string hopper_waiver() {
+    const common::Gpu& g = common::gpu();
+    if (!g.sm90a())
+        return "needs sm_90a (TMA + wgmma, Hopper); this GPU is sm_" + std::to_string(g.cc) +
+               (g.cc != g.real_cc ? " (GPU_PROFILE)" : "");
+    static int has = -1;  // per process: the build is the same for every device
+    if (has < 0) {
+        int* d = nullptr;
+        CHECK(cudaMalloc(&d, sizeof(int)));
+        hopperProbe<<<1, 1>>>(d);
+        CHECK_LAUNCH();
+        CHECK(cudaMemcpy(&has, d, sizeof(int), cudaMemcpyDeviceToHost));
+        CHECK(cudaFree(d));
+    }
+    return has ? std::string() : std::string("needs sm_90a code; this build has none (make ARCH=sm_90)");
+}
+
+// "" where it runs here, else why not.
+inline std::string waived_sgemmTmaWgmma() {
+    const std::string why = hopper_waiver();
+    return why.empty() ? common::smem_refusal(step12::Tile::SMEM) : why;
 }
 
 // "" where the step's sm_90a code runs here and one of its tiles fits, else why not.

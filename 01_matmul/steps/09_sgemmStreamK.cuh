@@ -32,9 +32,12 @@ namespace matmul {
 // The cp.async pipeline runs across tile boundaries: the first k-tiles of the
 // next tile are loaded while the last ones of the current tile are computed
 // and written. A last k-tile of K % BK columns computes only those columns.
-// The owner's wait needs every block of the grid resident at once: the
-// launcher sizes P from cudaOccupancyMaxActiveBlocksPerMultiprocessor, and a
-// wait that takes ~seconds traps instead of hanging.
+// The owner's wait needs every block of the grid resident at once, so the
+// launcher sizes P to what the SMs hold and launches cooperatively: the
+// runtime then either runs every block at once or refuses the launch (the
+// launcher reports that), so the wait cannot hang on a block that never
+// starts. The wait is bounded all the same: a bug that leaves a flag unraised
+// traps (the launch fails) after ~seconds instead of hanging.
 // Look for: the shapes where sgemmCpAsync loses most of a wave (2049 x 2047 x
 // 2051: 272 tiles of 128 x 128 for two blocks on each of 132 SMs); and what
 // the persistent loop costs where nothing is split (why the launcher then
@@ -259,19 +262,28 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     auto kernel = b16 ? sgemmStreamK<T, true> : sgemmStreamK<T, false>;
     const std::string refused = common::request_dynamic_smem(kernel, T::SMEM, true);
     if (!refused.empty()) return "not launched: " + refused;
-    // Every block must be resident at once (owners wait for the blocks that share their tile):
-    // what the occupancy calculator allows, and no more than the shared memory
-    // GPU_PROFILE leaves one SM.
-    int per_sm = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, T::THREADS, T::SMEM));
-    per_sm = std::min(per_sm, common::blocks_per_sm_by_smem(common::gpu(), T::SMEM));
+    // Every block must be resident at once (owners wait for the blocks that share their tile).
+    const int per_sm = common::resident_blocks(reinterpret_cast<const void*>(kernel), T::THREADS, T::SMEM);
     if (per_sm < 1) return "not launched: no block of " + tile_name<T>() + " fits an SM";
     const int resident = common::sm_count() * per_sm;
     const StreamKLaunch L = plan_streamk(M, N, K, T::BM, T::BN, T::BK, slots > 0 ? std::min(slots, resident) : resident);
     float* partials = scratch(kStreamKPartials, size_t(L.blocks) * T::BM * T::BN);
     int* flags = streamk_flags(L.blocks);
-    kernel<<<L.blocks, T::THREADS, T::SMEM>>>(A, pb.b, C, M, N, K, pb.ldb, L.plan, partials, flags);
-    CHECK_LAUNCH();
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(L.blocks);
+    cfg.blockDim = dim3(T::THREADS);
+    cfg.dynamicSmemBytes = T::SMEM;
+    cudaLaunchAttribute cooperative = {};  // all blocks at once, or no launch
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    cfg.attrs = &cooperative;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, A, pb.b, C, M, N, K, pb.ldb, L.plan, partials, flags);
+    if (e == cudaErrorCooperativeLaunchTooLarge) {
+        (void)cudaGetLastError();
+        return "not launched: " + std::to_string(L.blocks) + " blocks cannot all be resident at once";
+    }
+    CHECK(e);
     const long long tiles = 1ll * L.plan.tiles_m * L.plan.tiles_n;
     char s[128];
     std::snprintf(s, sizeof s, " P%d tiles %lld = %d whole + %lld split", L.blocks, tiles, L.plan.dp_tiles,

@@ -29,7 +29,7 @@
 // Look for: HMMA instructions in the SASS (sass_ops.py), and how far this
 // is from cuBLAS's TF32 (the peer of the tensor-core rows): the warps issue
 // the loads, the conversions and the MMAs themselves, and every value is
-// read from shared memory by the lane that uses it. Steps 12-15 hand
+// read from shared memory by the lane that uses it. Steps 12-16 hand
 // that work to Hopper's copy engine and asynchronous tensor-core instructions.
 #pragma once
 #include <cstdint>
@@ -41,6 +41,18 @@
 #include "01_matmul/steps/tf32.cuh"
 
 namespace matmul {
+
+// d += a * b, one m16n8k8 TF32 tile (the fragments above).
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    (void)d, (void)a, (void)b;
+#endif
+}
 
 // The tile: block BM x BN x BK, warp tile WM x WN (MI x NI mma tiles),
 // STAGES buffers, MINB blocks per SM.

@@ -226,8 +226,10 @@ std::string launch_sgemmTmaWgmmaPersistent_with(const float* A, const float* B, 
     if (!refused.empty()) return "not launched: " + refused;
     const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");  // A is M rows of K
     const PreparedB pb = prepare_b(B, N, K, true);
-    const CUtensorMap ma = tensor_map_2d(pa.b, M, K, pa.ldb, T::BM);  // boxes of BM rows x 32 k
-    const CUtensorMap mb = tensor_map_2d(pb.b, K, N, pb.ldb, T::BK);  // boxes of 32 k x 32 n
+    CUtensorMap ma, mb;
+    const std::string unmapped = tensor_map_2d(&ma, pa.b, M, K, pa.ldb, T::BM) +  // boxes of BM rows x 32 k
+                                 tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK);   // boxes of 32 k x 32 n
+    if (!unmapped.empty()) return "not launched: " + unmapped;
     const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
     const int blocks = std::max(1, std::min(tiles, max_blocks));
     step14::sgemmTmaWgmmaPersistent<T><<<blocks, T::THREADS, T::SMEM>>>(ma, mb, C, M, N, K);

@@ -229,8 +229,10 @@ std::string launch_sgemmTmaWgmmaSplitK_with(const float* A, const float* B, floa
     if (!refused.empty()) return "not launched: " + refused;
     const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");  // A is M rows of K
     const PreparedB pb = prepare_b(B, N, K, true);
-    const CUtensorMap ma = tensor_map_2d(pa.b, M, K, pa.ldb, T::BM);  // boxes of BM rows x 32 k
-    const CUtensorMap mb = tensor_map_2d(pb.b, K, N, pb.ldb, T::BK);  // boxes of 32 k x 32 n
+    CUtensorMap ma, mb;
+    const std::string unmapped = tensor_map_2d(&ma, pa.b, M, K, pa.ldb, T::BM) +  // boxes of BM rows x 32 k
+                                 tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK);   // boxes of 32 k x 32 n
+    if (!unmapped.empty()) return "not launched: " + unmapped;
     const int k_tiles = common::ceil_div(K, T::BK);
     splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
     const int k_split = common::ceil_div(k_tiles, splits) * T::BK;

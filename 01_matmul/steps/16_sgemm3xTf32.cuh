@@ -36,6 +36,7 @@
 #include "common/mbarrier.cuh"
 #include "01_matmul/steps/operands.cuh"
 #include "01_matmul/steps/hopper.cuh"
+#include "01_matmul/steps/tf32.cuh"
 
 namespace matmul {
 namespace step16 {
@@ -262,9 +263,12 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     CHECK_LAUNCH();
     const PreparedB pb = prepare_b(B, N, K, true);
     // FLOAT32 maps: A's halves are TF32 already, and B's low bits are needed for its split.
-    const CUtensorMap m_big = tensor_map_2d(a_big, M, K, lda, T::BM, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
-    const CUtensorMap m_small = tensor_map_2d(a_small, M, K, lda, T::BM, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
-    const CUtensorMap mb = tensor_map_2d(pb.b, K, N, pb.ldb, T::BK, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    constexpr CUtensorMapDataType bits = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUtensorMap m_big, m_small, mb;
+    const std::string unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
+                                 tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits) +
+                                 tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK, bits);
+    if (!unmapped.empty()) return "not launched: " + unmapped;
     const int k_tiles = common::ceil_div(K, T::BK);
     splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
     const int k_split = common::ceil_div(k_tiles, splits) * T::BK;

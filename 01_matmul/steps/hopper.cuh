@@ -1,4 +1,4 @@
-// The Hopper pieces of 01_matmul's tensor-core steps (12-15): the tensor
+// The Hopper pieces of 01_matmul's tensor-core steps (12-16): the tensor
 // map that tells the Tensor Memory Accelerator (TMA) how to cut a matrix into
 // tiles, the TMA copy itself, and the wgmma instructions that read a tile
 // straight from shared memory. The mbarriers the copies complete are in
@@ -9,31 +9,27 @@
 //   wgmma_desc_k_sw128()    the descriptor of a K-major, 128B-swizzled operand in shared memory
 //   wgmma_m64nNk8_rs()      D += A (registers) * B (shared memory), TF32 in, fp32 accumulate
 //   wgmma_fence/commit/wait, setmaxnreg
-//   hopper_waiver()         "" where this build's sm_90a code runs, else why not
 //
 // wgmma and setmaxnreg exist only in the arch-specific target sm_90a: the
 // Makefile builds this chapter with -gencode arch=compute_90a,code=sm_90a
 // where it targets sm_90. Every other build compiles empty bodies
 // (__CUDA_ARCH_FEAT_SM90_ALL undefined) and the launchers are never called
-// (hopper_waiver says why).
+// (01_matmul/plans.cuh's hopper_waiver says why).
 #pragma once
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <cuda.h>           // CUtensorMap and its enums (types only: nothing is linked from libcuda)
 #include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/mbarrier.cuh"
-#include "common/gpu.cuh"
-#include "01_matmul/steps/tf32.cuh"
 
 namespace matmul {
 
 // ---- Host: the tensor map -----------------------------------------------------
 // cuTensorMapEncodeTiled is a driver-API function; the runtime hands out its
 // address (cudaGetDriverEntryPointByVersion), so the program needs no -lcuda.
+// nullptr where the driver has none (older than CUDA 12.0).
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
         void* p = nullptr;
@@ -43,11 +39,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 #else
         CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found));
 #endif
-        if (found != cudaDriverEntryPointSuccess || !p) {
-            std::fprintf(stderr, "cuTensorMapEncodeTiled not found in the driver (it needs CUDA 12.0+)\n");
-            std::exit(1);
-        }
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+        return found == cudaDriverEntryPointSuccess ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p) : nullptr;
     }();
     return fn;
 }
@@ -60,27 +52,24 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // XOR swizzle, done by the copy engine). Reads outside the matrix are
 // zero-filled, which is how edge tiles are padded. The element type is
 // TFLOAT32: the copy engine rounds each fp32 value to TF32 on the way
-// (measured: with FLOAT32 the tensor cores truncate the low 13 bits instead,
-// and the error of sgemmTmaWgmma at 129 x 65 x 33 grew from the rounded
-// kernels' 4.1e-5 to 6.6e-5 of sum |a b|, median; README, accuracy).
-// `type` = FLOAT32 copies the bits as they are (step 14 needs them).
-inline CUtensorMap tensor_map_2d(const float* base, int rows, int cols, int ld, int box_rows,
+// (with FLOAT32 the tensor cores would truncate the low 13 bits instead: the
+// chapter README's accuracy section measures the difference). `type` =
+// FLOAT32 copies the bits as they are (step 16 needs them). Returns "" or,
+// where the driver refuses the map, why (the launcher launches nothing).
+inline std::string tensor_map_2d(CUtensorMap* map, const float* base, int rows, int cols, int ld, int box_rows,
                                  CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_TFLOAT32) {
-    CUtensorMap map;
+    if (!tensor_map_encoder()) return "cuTensorMapEncodeTiled not found in the driver (it needs CUDA 12.0+)";
     const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};  // innermost first
     const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};   // bytes between rows
     const cuuint32_t box[2] = {32, cuuint32_t(box_rows)};
     const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult r = tensor_map_encoder()(&map, type, 2, const_cast<float*>(base), dims,
+    const CUresult r = tensor_map_encoder()(map, type, 2, const_cast<float*>(base), dims,
                                             strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) for a %dx%d matrix, pitch %d floats\n", int(r), rows,
-                     cols, ld);
-        std::exit(1);
-    }
-    return map;
+    if (r == CUDA_SUCCESS) return "";
+    return "cuTensorMapEncodeTiled failed (" + std::to_string(int(r)) + ") for a " + std::to_string(rows) + "x" +
+           std::to_string(cols) + " matrix, pitch " + std::to_string(ld) + " floats";
 }
 
 // ---- Device: TMA, descriptors, wgmma (sm_90a) --------------------------------
@@ -226,35 +215,6 @@ __device__ __forceinline__ void wgmma_m64n256k8_rs(float (&d)[128], const uint32
 #else
     (void)d, (void)a, (void)b_desc;
 #endif
-}
-
-// ---- Host: where the sm_90a code runs ------------------------------------------
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__global__ void hopperProbe(int* has_sm90a) { *has_sm90a = 1; }
-#else
-__global__ void hopperProbe(int* has_sm90a) { *has_sm90a = 0; }
-#endif
-
-// "" where this program's wgmma code runs on this GPU, else why not: the GPU
-// must be compute capability 9.0 (sm_90a code runs there only; GPU_PROFILE
-// may say otherwise) and the build must contain sm_90a code (asked of the
-// GPU by a one-thread kernel: a build for sm_80 runs its compute_80 PTX on a
-// Hopper GPU, without wgmma; cudaFuncGetAttributes cannot tell sm_90 from sm_90a).
-inline std::string hopper_waiver() {
-    const common::Gpu& g = common::gpu();
-    if (!g.sm90a())
-        return "needs sm_90a (TMA + wgmma, Hopper); this GPU is sm_" + std::to_string(g.cc) +
-               (g.cc != g.real_cc ? " (GPU_PROFILE)" : "");
-    static int has = -1;  // per process: the build is the same for every device
-    if (has < 0) {
-        int* d = nullptr;
-        CHECK(cudaMalloc(&d, sizeof(int)));
-        hopperProbe<<<1, 1>>>(d);
-        CHECK_LAUNCH();
-        CHECK(cudaMemcpy(&has, d, sizeof(int), cudaMemcpyDeviceToHost));
-        CHECK(cudaFree(d));
-    }
-    return has ? std::string() : std::string("needs sm_90a code; this build has none (make ARCH=sm_90)");
 }
 
 }  // namespace matmul

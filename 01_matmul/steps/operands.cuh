@@ -1,6 +1,5 @@
 // The operands of 01_matmul's faster steps (8-16), host and device pieces
 // that are not a lesson of their own:
-//
 //   aligned16(), tile_origin()    16-byte alignment; the grouped order of the output tiles
 //   scratch()                     grow-only device buffers the launchers reuse
 //   prepare_b()                   a matrix the kernels can read with 16-byte copies (padded if needed)
@@ -40,13 +39,10 @@ inline int grid_stride_blocks(size_t n, int threads) {
     return int(std::min<size_t>(common::ceil_div(n, size_t(threads)), size_t(kGridStrideBlocksPerSm) * common::sm_count()));
 }
 
-// A grow-only device buffer (the launchers' scratch: split-K partials, padded
-// B, stream-K partials). Allocated on the first (checked, untimed) launch,
-// kept: a launcher that allocated inside the timed region would time cudaMalloc.
-// The split-K partials are bounded: a launcher never asks for more than
-// kSplitKScratchMaxBytes of them (it runs fewer splits instead; see
-// max_splits_in_scratch), so the autotuner's search cannot grow them to
-// 8 x M x N floats (2 GiB at 8192^2) and keep that for the whole run.
+// Grow-only device buffers (the launchers' scratch), allocated on the first
+// (checked, untimed) launch and kept, so no timed launch calls cudaMalloc.
+// Split-K partials stay under kSplitKScratchMaxBytes (max_splits_in_scratch):
+// the autotuner cannot grow them to 8 x M x N floats and keep that all run.
 enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kScratchKinds };
 constexpr size_t kSplitKScratchMaxBytes = size_t(256) << 20;  // 256 MiB: 4 slices of a 4096^2 C
 struct ScratchBuffers {
@@ -85,11 +81,10 @@ __global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, 
     }
 }
 
-// The B that sgemmCpAsync and sgemmStreamK read: B itself where it can be
-// read with 16-byte copies (N % 4 == 0 and B 16-byte aligned), else with
-// `pad` a copy with rows of ldb = N rounded up to 4 floats in an aligned
-// buffer (one pass over B), else B with 4-byte copies. The tensor-core steps
-// pad A the same way (`which` = kPaddedA, `name` "A": A is M rows of K).
+// The B the kernels read: B itself where 16-byte copies can read it (N % 4
+// == 0, B 16-byte aligned), else with `pad` an aligned copy with rows of
+// ldb = N rounded up to 4 (one pass over B), else B with 4-byte copies.
+// The tensor-core steps pad A the same way (kPaddedA, "A": M rows of K).
 struct PreparedB {
     const float* b;    // what the kernel reads
     int ldb;           // its row pitch in floats
