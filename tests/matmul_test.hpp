@@ -122,6 +122,13 @@ inline Result compare(const std::vector<float>& got, const Data& d, const Tol& t
     return r;
 }
 
+// "" where this GPU (or GPU_PROFILE) can launch configuration c of steps 8-10, else why not.
+inline std::string config_refusal(const matmul::Config& c) {
+    if (matmul::blocks_per_sm(c, common::gpu()) > 0) return "";
+    const std::string why = common::smem_refusal(c.smem);
+    return why.empty() ? std::string("no block of ") + c.name + " fits one SM's shared memory" : why;
+}
+
 // A loop over kernels: false (and, where everything must run, a failure) where k is waived.
 inline bool runs_here(const matmul::Kernel& k) {
     const std::string why = matmul::waiver(k);
