@@ -33,13 +33,21 @@ for pc in $presets; do
         for c in $chapters; do cell[$c,$p]="FAIL (build: $logs/$p.build.log)"; done
         continue
     fi
+    # The chapters run side by side (the GPU time-slices between them; the driver's JIT
+    # compilation of a compute_NN build and the CPU references take the cores).
     for c in $chapters; do
-        prog=${c#*_}
-        GPU_PROFILE=$p tests/run.sh $(ls build/tests/test_"$c" build/tests/test_"$c"_* 2>/dev/null) >"$logs/$p.$c.test.log" 2>&1
-        test_rc=$?
-        # shellcheck disable=SC2046
-        GPU_PROFILE=$p ./"$prog" $(cat "$c/sanitize.args") >"$logs/$p.$c.run.log" 2>&1
-        run_rc=$?
+        (
+            prog=${c#*_}
+            GPU_PROFILE=$p tests/run.sh $(ls build/tests/test_"$c" build/tests/test_"$c"_* 2>/dev/null) >"$logs/$p.$c.test.log" 2>&1
+            echo $? >"$logs/$p.$c.test.rc"
+            # shellcheck disable=SC2046
+            GPU_PROFILE=$p ./"$prog" $(cat "$c/sanitize.args") >"$logs/$p.$c.run.log" 2>&1
+            echo $? >"$logs/$p.$c.run.rc"
+        ) &
+    done
+    wait
+    for c in $chapters; do
+        test_rc=$(cat "$logs/$p.$c.test.rc") run_rc=$(cat "$logs/$p.$c.run.rc")
         waived=$(grep -E 'WAIVED|not run:' "$logs/$p.$c.run.log" | grep -v '^note:' | sed -E 's/^[[:space:]]*//; s/[[:space:]:].*//' | sort -u | tr '\n' ' ')
         if [ "$test_rc" -ne 0 ] || { [ "$run_rc" -ne 0 ] && [ "$run_rc" -ne 77 ]; }; then
             cell[$c,$p]="FAIL (tests $test_rc, program $run_rc: $logs/$p.$c.*.log)"
@@ -48,7 +56,7 @@ for pc in $presets; do
         else
             cell[$c,$p]="PASS"
         fi
-        echo "   $c: ${cell[$c,$p]}"
+        echo "   $c: ${cell[$c,$p]} ($(tail -n 1 "$logs/$p.$c.test.log"))"
     done
 done
 make clean >/dev/null
