@@ -17,6 +17,7 @@
 #include "02_distributed_smem/histogram_exchange.cuh"
 #include "02_distributed_smem/histogram_kernels.cuh"
 #include "common/check.cuh"
+#include "common/cluster.cuh"
 #include "common/data.hpp"
 #include "common/launch.cuh"
 

@@ -24,6 +24,7 @@
 #include "02_distributed_smem/sync_report.cuh"
 #include "common/buffer.cuh"
 #include "common/check.cuh"
+#include "common/cluster.cuh"
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"

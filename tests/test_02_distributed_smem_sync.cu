@@ -16,8 +16,8 @@
 #include <gtest/gtest.h>
 #include "02_distributed_smem/sync.cuh"
 #include "common/buffer.cuh"
+#include "common/cluster.cuh"
 #include "common/data.hpp"
-#include "common/launch.cuh"
 #include "tests/gpu_test.hpp"
 
 namespace {
