@@ -3,7 +3,7 @@
 //   ceil_div(a, b)            blocks needed to cover a items, b per block
 //   sm_count()                multiprocessors of the current device (common/gpu.cuh)
 //   request_dynamic_smem()    more than 48 KB of dynamic shared memory, or why not
-//   launch_string(g, b, smem) the launch column of the results table
+//   launch_string()           the launch column of every results table (grid, block, smem, cluster)
 //
 // Cluster launches (Hopper): common/cluster.cuh.
 #pragma once
@@ -47,9 +47,12 @@ std::string request_dynamic_smem(void (*kernel)(Params...), size_t bytes, bool p
     return "";
 }
 
-// "grid(128) block(256)", "grid(64,64) block(32,8)", "grid(4,4,3) block(256)",
-// plus " smem 64K" when dynamic shared memory is asked for.
-inline std::string launch_string(dim3 g, dim3 b, size_t smem = 0) {
+// The launch column of every results table: "grid(128) block(256)",
+// "grid(64,64) block(32,8)", "grid(4,4,3) block(256)"; then " smem 64K" when
+// dynamic shared memory is asked for (rounded up to whole KiB, as common::kib
+// does), and " cluster 4" for a launch in thread-block clusters of 4 blocks
+// (common/cluster.cuh; 0: not a cluster launch).
+inline std::string launch_string(dim3 g, dim3 b, size_t smem = 0, unsigned cluster = 0) {
     char s[96];
     if (g.z > 1)
         std::snprintf(s, sizeof s, "grid(%u,%u,%u) block(%u)", g.x, g.y, g.z, b.x * b.y * b.z);
@@ -58,7 +61,8 @@ inline std::string launch_string(dim3 g, dim3 b, size_t smem = 0) {
     else
         std::snprintf(s, sizeof s, "grid(%u,%u) block(%u,%u)", g.x, g.y, b.x, b.y);
     std::string r = s;
-    if (smem) r += " smem " + std::to_string(smem / 1024) + "K";
+    if (smem) r += " smem " + std::to_string((smem + 1023) / 1024) + "K";
+    if (cluster) r += " cluster " + std::to_string(cluster);
     return r;
 }
 

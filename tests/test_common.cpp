@@ -13,6 +13,7 @@
 #include "common/data.hpp"
 #include "common/gpu_profile.cuh"
 #include "common/kernel_list.hpp"
+#include "common/launch.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 #include "common/verify.hpp"
@@ -256,6 +257,20 @@ TEST(Report, CsvHasMetadataHeaderAndQuotesCommas) {
     EXPECT_NE(csv.find("8x8,64,k1,\"grid(1,2) block(32,16)\",0.50000,100.00,50.00,0,PASS\n"), std::string::npos);
     EXPECT_NE(csv.find("8x8,64,k2,-,1.00000,50.00,,0,FAIL\n"), std::string::npos);
     EXPECT_FALSE(r.all_pass());
+}
+
+// The one launch column every chapter prints.
+TEST(Launch, LaunchStringShapesSmemAndClusters) {
+    EXPECT_EQ(common::launch_string(128, 256), "grid(128) block(256)");
+    EXPECT_EQ(common::launch_string(dim3(64, 64), dim3(32, 8)), "grid(64,64) block(32,8)");
+    EXPECT_EQ(common::launch_string(dim3(4, 4, 3), dim3(16, 16)), "grid(4,4,3) block(256)");
+    EXPECT_EQ(common::launch_string(132, 544, 128 * 1024), "grid(132) block(544) smem 128K");
+    EXPECT_EQ(common::launch_string(132, 544, 128 * 1024 + 64), "grid(132) block(544) smem 129K") << "rounded up";
+    EXPECT_EQ(common::launch_string(1, 128, 512), "grid(1) block(128) smem 1K");
+    EXPECT_EQ(common::launch_string(120, 512, 194 * 1024, 4), "grid(120) block(512) smem 194K cluster 4");
+    EXPECT_EQ(common::launch_string(16, 512, 0, 16), "grid(16) block(512) cluster 16");
+    EXPECT_EQ(common::launch_string(1, 512, 16 * 1024, 1), "grid(1) block(512) smem 16K cluster 1")
+        << "a cluster launch of one block is still a cluster launch";
 }
 
 // GPU_PROFILE on an H200's limits (no GPU needed: apply_gpu_profile takes the real limits).

@@ -38,7 +38,7 @@ std::string launch_reduceSmemDyn(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(kBlock));
     reduceSmemDyn<T><<<grid, kBlock, kBlock * sizeof(T)>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock, kBlock * sizeof(T)) + launch_final(grid, ws);
 }
 
 // ---- The pitfall: the global thread id in block-local conditions ------------
@@ -68,7 +68,7 @@ std::string launch_reduceGlobalTid(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(kBlock));
     reduceGlobalTid<T><<<grid, kBlock, kBlock * sizeof(T)>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock, kBlock * sizeof(T)) + launch_final(grid, ws);
 }
 
 }  // namespace reduction

@@ -212,7 +212,7 @@ std::string launch_reduceBulkCopy(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = std::max<size_t>(1, std::min(most, chunks));
     reduceBulkCopy<T, kEdges><<<grid, kBulkThreads, kBulkSmem>>>(in, n, ws.partial, ws.ticket, ws.out);
     CHECK_LAUNCH();
-    return grid_string(grid, kBulkThreads) + " ring " + std::to_string(kBulkStages) + "x" +
+    return common::launch_string(grid, kBulkThreads, kBulkSmem) + " ring " + std::to_string(kBulkStages) + "x" +
            std::to_string(kBulkStageBytes / 1024) + "K";
 }
 

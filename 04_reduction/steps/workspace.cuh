@@ -67,9 +67,4 @@ void restore_work(const T* in, size_t n, Workspace<T>& ws) {
     CHECK(cudaMemcpyAsync(ws.work, in, n * sizeof(T), cudaMemcpyDeviceToDevice));
 }
 
-// The launch column: "grid x block".
-inline std::string grid_string(size_t grid, int block) {
-    return std::to_string(grid) + "x" + std::to_string(block);
-}
-
 }  // namespace reduction
