@@ -66,6 +66,19 @@ inline std::vector<common::Gpu> preset_gpus() {
     return v;
 }
 
+// Shared memory one block of `kernel` takes: its static __shared__ variables
+// (known only to the compiled code: cudaFuncGetAttributes) plus the `dynamic`
+// bytes its launcher passes. Needs a GPU.
+inline size_t block_smem(const void* kernel, size_t dynamic = 0) {
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, kernel));
+    return a.sharedSizeBytes + dynamic;
+}
+template <class... Params>
+size_t block_smem(void (*kernel)(Params...), size_t dynamic = 0) {
+    return block_smem(reinterpret_cast<const void*>(kernel), dynamic);
+}
+
 }  // namespace testing_gpu
 
 // Use as the first statement of a GPU test. A GPU_PROFILE the GPU cannot
