@@ -65,68 +65,55 @@ TEST(ReductionLimits, OnlyTheHopperKernelHasAWaiverDouble) { waivers_under_every
 
 // ---- GPU: the shared memory of every kernel each launcher runs ------------------
 
-// One kernel a launcher runs, the dynamic shared memory it passes, and the
-// compute capability its code needs.
-struct Launch {
-    const void* kernel;
-    size_t dynamic = 0;
-    int needs_cc = 0;
-};
-
-template <class... Params>
-Launch launch_of(void (*kernel)(Params...), size_t dynamic = 0, int needs_cc = 0) {
-    return {reinterpret_cast<const void*>(kernel), dynamic, needs_cc};
-}
+using testing_gpu::KernelLaunch;
+using testing_gpu::kernel_launch;
 
 // The kernels the entry `name` of kernels<T>() or pitfalls<T>() launches (the
 // two-pass steps end with reduceFinal); empty for a name not listed here.
 template <class T>
-std::vector<Launch> launches_of(const std::string& name) {
-    const Launch final_pass = launch_of(reduceFinal<T>);
-    if (name == "reduceNeighbored") return {launch_of(reduceNeighbored<T>), final_pass};
-    if (name == "reduceGmem") return {launch_of(reduceGmem<T>), final_pass};
-    if (name == "reduceSmem") return {launch_of(reduceSmem<T>), final_pass};
-    if (name == "reduceSmemDyn") return {launch_of(reduceSmemDyn<T>, dynamic_smem_bytes<T>()), final_pass};
-    if (name == "reduceGmemUnroll4") return {launch_of(reduceGmemUnroll<4, T>), final_pass};
-    if (name == "reduceSmemUnroll4") return {launch_of(reduceSmemUnroll<4, T>), final_pass};
-    if (name == "reduceGmemUnroll8") return {launch_of(reduceGmemUnroll<8, T>), final_pass};
-    if (name == "reduceSmemUnroll8") return {launch_of(reduceSmemUnroll<8, T>), final_pass};
-    if (name == "reduceCompleteUnroll") return {launch_of(reduceCompleteUnroll<T, kBlock>), final_pass};
-    if (name == "reduceLastWarpShfl") return {launch_of(reduceLastWarpShfl<T>), final_pass};
-    if (name == "reduceShflDown") return {launch_of(reduceShflDown<T>), final_pass};
-    if (name == "reduceShflXor") return {launch_of(reduceShflXor<T>), final_pass};
-    if (name == "reduceGridStrideAtomic") return {launch_of(reduceGridStrideAtomic<T>)};
-    if (name == "reduceSinglePass") return {launch_of(reduceSinglePass<T>)};
-    if (name == "reduceVec4") return {launch_of(reduceVec4<T>)};
-    if (name == "reduceVec4Unroll8") return {launch_of(reduceVec4<T, Finish::LastBlock, 8>)};
-    if (name == "reduceBulkCopy") return {launch_of(reduceBulkCopy<T>, kBulkSmem, 90)};
-    if (name == "reduceSmemVolatile") return {launch_of(reduceSmemVolatile<T>), final_pass};
-    if (name == "reduceSmemEarlyReturn") return {launch_of(reduceSmemEarlyReturn<T>), final_pass};
-    if (name == "reduceGlobalTid") return {launch_of(reduceGlobalTid<T>, dynamic_smem_bytes<T>()), final_pass};
+std::vector<KernelLaunch> launches_of(const std::string& name) {
+    const KernelLaunch final_pass = kernel_launch(reduceFinal<T>);
+    if (name == "reduceNeighbored") return {kernel_launch(reduceNeighbored<T>), final_pass};
+    if (name == "reduceGmem") return {kernel_launch(reduceGmem<T>), final_pass};
+    if (name == "reduceSmem") return {kernel_launch(reduceSmem<T>), final_pass};
+    if (name == "reduceSmemDyn") return {kernel_launch(reduceSmemDyn<T>, dynamic_smem_bytes<T>()), final_pass};
+    if (name == "reduceGmemUnroll4") return {kernel_launch(reduceGmemUnroll<4, T>), final_pass};
+    if (name == "reduceSmemUnroll4") return {kernel_launch(reduceSmemUnroll<4, T>), final_pass};
+    if (name == "reduceGmemUnroll8") return {kernel_launch(reduceGmemUnroll<8, T>), final_pass};
+    if (name == "reduceSmemUnroll8") return {kernel_launch(reduceSmemUnroll<8, T>), final_pass};
+    if (name == "reduceCompleteUnroll") return {kernel_launch(reduceCompleteUnroll<T, kBlock>), final_pass};
+    if (name == "reduceLastWarpShfl") return {kernel_launch(reduceLastWarpShfl<T>), final_pass};
+    if (name == "reduceShflDown") return {kernel_launch(reduceShflDown<T>), final_pass};
+    if (name == "reduceShflXor") return {kernel_launch(reduceShflXor<T>), final_pass};
+    if (name == "reduceGridStrideAtomic") return {kernel_launch(reduceGridStrideAtomic<T>)};
+    if (name == "reduceSinglePass") return {kernel_launch(reduceSinglePass<T>)};
+    if (name == "reduceVec4") return {kernel_launch(reduceVec4<T>)};
+    if (name == "reduceVec4Unroll8") return {kernel_launch(reduceVec4<T, Finish::LastBlock, 8>)};
+    if (name == "reduceBulkCopy") return {kernel_launch(reduceBulkCopy<T>, kBulkSmem, 90)};
+    if (name == "reduceSmemVolatile") return {kernel_launch(reduceSmemVolatile<T>), final_pass};
+    if (name == "reduceSmemEarlyReturn") return {kernel_launch(reduceSmemEarlyReturn<T>), final_pass};
+    if (name == "reduceGlobalTid") return {kernel_launch(reduceGlobalTid<T>, dynamic_smem_bytes<T>()), final_pass};
     return {};
 }
 
 // Under every preset, every kernel of every entry takes no more shared memory
-// than one block may have, or the entry is waived there (with a reason); a
-// kernel that needs 9.0 is waived below it. reduceBulkCopy's static
-// variables fit the room its waiver keeps for them.
+// than one block may have and has the capability its code needs
+// (testing_gpu::launch_refusal), or the entry is waived there: reduceBulkCopy
+// below 9.0 and where its ring does not fit. Its static variables fit the
+// room its waiver keeps for them.
 template <class T>
 void every_launch_fits_every_preset() {
     EXPECT_LE(testing_gpu::block_smem(reduceBulkCopy<T>), kBulkStaticSmem);
     for (const std::vector<Kernel<T>>* list : {&kernels<T>(), &pitfalls<T>()})
         for (const Kernel<T>& k : *list) {
-            const std::vector<Launch> launches = launches_of<T>(k.name);
+            const std::vector<KernelLaunch> launches = launches_of<T>(k.name);
             ASSERT_FALSE(launches.empty()) << k.name << ": add the kernels it launches to launches_of";
-            for (const common::Gpu& g : testing_gpu::preset_gpus()) {
-                const std::string why = waiver(k, g);
-                for (const Launch& l : launches) {
-                    const size_t smem = testing_gpu::block_smem(l.kernel, l.dynamic);
-                    EXPECT_TRUE(smem <= g.smem_per_block || !why.empty())
-                        << g.profile << " " << k.name << ": " << smem << " bytes of shared memory per block, "
-                        << g.smem_per_block << " allowed, and no waiver";
-                    if (l.needs_cc > g.cc) EXPECT_NE(why, "") << g.profile << " " << k.name << " needs sm_" << l.needs_cc;
+            for (const common::Gpu& g : testing_gpu::preset_gpus())
+                for (const KernelLaunch& l : launches) {
+                    const std::string over = testing_gpu::launch_refusal(l, g);
+                    EXPECT_TRUE(over.empty() || !waiver(k, g).empty()) << g.profile << " " << k.name << ": " << over
+                                                                       << ", and no waiver";
                 }
-            }
         }
 }
 TEST(ReductionLimits, EveryLaunchFitsEveryPresetOrIsWaivedInt) {
@@ -146,11 +133,14 @@ TEST(ReductionLimits, EveryLaunchFitsEveryPresetOrIsWaivedDouble) {
 // finish, the toy. None has dynamic shared memory or a waiver.
 TEST(ReductionLimits, TheProgramsOtherKernelsFitEveryPreset) {
     SKIP_WITHOUT_GPU();
-    const std::vector<Launch> others = {
-        launch_of(readCeiling), launch_of(reduceVec4<int, Finish::Partials>), launch_of(reduceVec4<int, Finish::Atomic>),
-        launch_of(reduceVec4<int, Finish::LastBlockAcqRel>), launch_of(reduceToy<int>), launch_of(emptyKernel)};
+    const std::vector<KernelLaunch> others = {kernel_launch(readCeiling),
+                                              kernel_launch(reduceVec4<int, Finish::Partials>),
+                                              kernel_launch(reduceVec4<int, Finish::Atomic>),
+                                              kernel_launch(reduceVec4<int, Finish::LastBlockAcqRel>),
+                                              kernel_launch(reduceToy<int>),
+                                              kernel_launch(emptyKernel)};
     for (const common::Gpu& g : testing_gpu::preset_gpus())
-        for (const Launch& l : others) EXPECT_LE(testing_gpu::block_smem(l.kernel), g.smem_per_block) << g.profile;
+        for (const KernelLaunch& l : others) EXPECT_EQ(testing_gpu::launch_refusal(l, g), "") << g.profile;
 }
 
 }  // namespace
