@@ -134,8 +134,7 @@ inline void launch_in_domain(void (*kernel)(Args...), int grid, int block, cudaS
 }
 
 inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int reps) {
-    int domains = 0;
-    CHECK(cudaDeviceGetAttribute(&domains, cudaDevAttrMemSyncDomainCount, dev.id));
+    const int domains = common::gpu().sync_domains;  // cudaDevAttrMemSyncDomainCount
     cudaStream_t s_store, s_fence;
     CHECK(cudaStreamCreateWithFlags(&s_store, cudaStreamNonBlocking));
     CHECK(cudaStreamCreateWithFlags(&s_fence, cudaStreamNonBlocking));
@@ -313,9 +312,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
         rep.add({"barrier", "cluster.sync", "-", 0, "cycles", "WAIVED: " + no_clusters, "-"});
     }
     // grid.sync(): cooperative launch, grid sized by occupancy.
-    int coop = 0;
-    CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev.id));
-    if (coop) {
+    if (common::gpu().cooperative) {
         int per_sm = 0;
         CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, barrierGridSync, 256, 0));
         const int grid_iters = 2000, checks = 100;

@@ -1,6 +1,7 @@
 // The host-side helpers of common/ (no GPU needed).
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <csignal>
@@ -273,6 +274,13 @@ TEST(Launch, LaunchStringShapesSmemAndClusters) {
         << "a cluster launch of one block is still a cluster launch";
 }
 
+// The preset called `name`.
+const common::GpuPreset& testing_preset(const char* name) {
+    for (const common::GpuPreset& p : common::kGpuPresets)
+        if (std::string(name) == p.name) return p;
+    throw std::invalid_argument(name);
+}
+
 // GPU_PROFILE on an H200's limits (no GPU needed: apply_gpu_profile takes the real limits).
 common::Gpu h200() {
     return common::gpu_of({"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16});
@@ -341,6 +349,21 @@ TEST(GpuProfile, ExplicitProfilesLowerOrAreRefused) {
         const std::string err = common::apply_gpu_profile(over, q);
         EXPECT_NE(err.find("more than this GPU has"), std::string::npos) << over << ": " << err;
     }
+}
+
+// What a profile does not emulate stays the GPU's; the reservation per block follows the profile's capability.
+TEST(GpuProfile, FeaturesStayTheGpusAndTheReservationFollowsTheCapability) {
+    common::Gpu g = h200();
+    g.cooperative = false, g.sync_domains = 4;  // as a GPU might answer: the profile must not touch them
+    ASSERT_EQ(common::apply_gpu_profile("t4", g), "");
+    EXPECT_FALSE(g.cooperative);
+    EXPECT_EQ(g.sync_domains, 4);
+    EXPECT_EQ(common::reserved_smem_per_block(g), 0u) << "7.5 reserves none";
+    EXPECT_EQ(common::blocks_per_sm_by_smem(g, 32 * common::kKiB), 2);
+    const common::Gpu a100 = common::gpu_of(testing_preset("a100"));
+    EXPECT_EQ(common::reserved_smem_per_block(a100), common::kKiB);
+    EXPECT_EQ(common::blocks_per_sm_by_smem(a100, 81 * common::kKiB), 2);
+    EXPECT_EQ(common::blocks_per_sm_by_smem(a100, 82 * common::kKiB), 1) << "82 + 1 KiB twice is more than 164";
 }
 
 TEST(GpuProfile, BadTextIsRefusedInOneLine) {
