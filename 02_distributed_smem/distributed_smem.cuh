@@ -17,6 +17,7 @@
 #include "02_distributed_smem/histogram_exchange.cuh"
 #include "02_distributed_smem/histogram_kernels.cuh"
 #include "common/check.cuh"
+#include "common/cluster.cuh"
 #include "common/data.hpp"
 #include "common/launch.cuh"
 
@@ -99,9 +100,8 @@ struct Plan {
     std::string note;     // appended to the launch column (clusterHistExchange: " 2 groups", " 16-bit")
     int threads = kThreads;
     size_t smem = 0;
-    std::string describe() const {
-        return "grid " + std::to_string(grid) + (cluster > 1 ? " cl " + std::to_string(cluster) : "") + " x " +
-               std::to_string(threads) + " smem " + std::to_string((smem + 1023) / 1024) + "K" + note;
+    std::string describe() const {  // the launch column
+        return common::launch_string(grid, threads, smem, cluster_kernel ? cluster : 0) + note;
     }
 };
 

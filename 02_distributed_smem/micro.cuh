@@ -16,6 +16,7 @@
 #include "02_distributed_smem/distributed_smem.cuh"
 #include "common/buffer.cuh"
 #include "common/check.cuh"
+#include "common/cluster.cuh"
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
@@ -134,10 +135,6 @@ __global__ void syncCost(int iters, long long* cycles) {
 // The host side: ./distributed_smem --micro.
 // ---------------------------------------------------------------------------
 
-inline std::string cluster_launch_string(int grid, int block, size_t smem, int cluster) {
-    return common::launch_string(dim3(grid), dim3(block), smem) + " cluster " + std::to_string(cluster);
-}
-
 // What DSMEM costs next to local shared memory, the L2 and DRAM, as a
 // common::Report: `problem` is the measure, `size` and `cluster` the cluster
 // size (0 and "-": none), the rate column `value` in the row's `unit`, and
@@ -183,7 +180,8 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         const double ms = common::time_once_ms([&] {
             CHECK(common::launch_cluster(chaseSmem, c, kThreads, smem, c, target, steps, d_cycles.get(), d_sink.get()));
         });
-        add(measure, "chaseSmem", cluster_launch_string(c, kThreads, smem, c), c, ms, cycles() / steps, "cycles", h100);
+        add(measure, "chaseSmem", common::launch_string(c, kThreads, smem, c), c, ms, cycles() / steps,
+            "cycles", h100);
     };
     chase("latency: local shared memory (LDS)", 1, -1, "~30");
     chase("latency: DSMEM, neighbour block (rank 1)", 2, 1, "~180-190");
@@ -205,7 +203,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         chaseGlobal<<<1, 1>>>(next.get(), pos[0], lines, d_cycles.get(), d_sink.get());
         const double ms =
             common::time_once_ms([&] { chaseGlobal<<<1, 1>>>(next.get(), pos[0], lines, d_cycles.get(), d_sink.get()); });
-        add("latency: L2 hit (8 MiB random chain, ld.global.cg)", "chaseGlobal", "grid(1) block(1)", 0, ms,
+        add("latency: L2 hit (8 MiB random chain, ld.global.cg)", "chaseGlobal", common::launch_string(1, 1), 0, ms,
             cycles() / lines, "cycles", "~260");
     }
     {   // DRAM: 32768 random lines of a 2 GiB buffer, each visited once, the L2 flushed by a 512 MiB memset.
@@ -221,7 +219,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         CHECK(cudaMemset(scratch.get(), 1, scratch.bytes()));
         const double ms = common::time_once_ms(
             [&] { chaseGlobal<<<1, 1>>>(next.get(), pos[0], count - 1, d_cycles.get(), d_sink.get()); });
-        add("latency: DRAM (2 GiB random chain, TLB misses included)", "chaseGlobal", "grid(1) block(1)", 0, ms,
+        add("latency: DRAM (2 GiB random chain, TLB misses included)", "chaseGlobal", common::launch_string(1, 1), 0, ms,
             cycles() / (count - 1), "cycles", "-");
     }
 
@@ -243,7 +241,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         double ms = 0;
         const std::string launch = timed(
             [&] { CHECK(common::launch_cluster(kernel, clusters * c, kThreads, smem, c, words4, passes, d_sink.get())); },
-            cluster_launch_string(clusters * c, kThreads, smem, c), &ms);
+            common::launch_string(clusters * c, kThreads, smem, c), &ms);
         const double bytes = double(clusters) * c * words4 * 16.0 * passes;
         add(c == 1 ? "bandwidth: local shared memory reads (all SMs)" : "bandwidth: DSMEM reads, neighbour block (all SMs)",
             c == 1 ? "dsmemRead<false>" : "dsmemRead<true>", launch, c, ms, bytes / (ms * 1e6), "GB/s",
@@ -258,7 +256,7 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         double ms = 0;
         const std::string launch = timed(
             [&] { CHECK(common::launch_cluster(kernel, clusters * c, kThreads, smem, c, awords, iters)); },
-            cluster_launch_string(clusters * c, kThreads, smem, c), &ms);
+            common::launch_string(clusters * c, kThreads, smem, c), &ms);
         const double ops = double(clusters) * c * kThreads * iters;
         add(c == 1 ? "atomics: local shared memory (all SMs)" : "atomics: DSMEM, neighbour block (all SMs)",
             c == 1 ? "dsmemAtomics<false>" : "dsmemAtomics<true>", launch, c, ms, ops / (ms * 1e6), "Gatomic/s", "-");
@@ -271,8 +269,8 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
         const auto kernel = cluster_sync ? syncCost<true> : syncCost<false>;
         const double ms = common::time_once_ms(
             [&] { CHECK(common::launch_cluster(kernel, c, kThreads, 0, c, sync_iters, d_cycles.get())); });
-        add(measure, cluster_sync ? "syncCost<true>" : "syncCost<false>", cluster_launch_string(c, kThreads, 0, c), c,
-            ms, cycles() / sync_iters, "cycles", h100);
+        add(measure, cluster_sync ? "syncCost<true>" : "syncCost<false>",
+            common::launch_string(c, kThreads, 0, c), c, ms, cycles() / sync_iters, "cycles", h100);
     };
     for (int c = 1; c <= 16; c *= 2) barrier("cluster.sync() (one cluster alone)", true, c, c > 1 ? "~850" : "-");
     barrier("__syncthreads() (512 threads)", false, 1, "-");

@@ -24,6 +24,7 @@
 #include "02_distributed_smem/sync_report.cuh"
 #include "common/buffer.cuh"
 #include "common/check.cuh"
+#include "common/cluster.cuh"
 #include "common/cli.hpp"
 #include "common/data.hpp"
 #include "common/device.cuh"
@@ -103,7 +104,7 @@ inline bool run_fence_costs(SyncReport& rep, const common::DeviceInfo& dev, int 
     for (const Config& c : configs) {
         common::DeviceBuffer<int> buf(size_t(64) * c.blocks * c.threads);
         common::DeviceBuffer<long long> cyc(c.blocks), ns(c.blocks);
-        const std::string config = std::to_string(c.blocks) + " x " + std::to_string(c.threads) + " threads";
+        const std::string config = common::launch_string(c.blocks, c.threads);
         for (int stores = 0; stores < 2; ++stores)
             for (int f = 0; f < kFenceKinds; ++f) {
                 const OpCost o = stores ? fence_cost<true>(FenceKind(f), c.blocks, c.threads, iters, buf.get(), cyc, ns, reps)
@@ -133,8 +134,7 @@ inline void launch_in_domain(void (*kernel)(Args...), int grid, int block, cudaS
 }
 
 inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int reps) {
-    int domains = 0;
-    CHECK(cudaDeviceGetAttribute(&domains, cudaDevAttrMemSyncDomainCount, dev.id));
+    const int domains = common::gpu().sync_domains;  // cudaDevAttrMemSyncDomainCount
     cudaStream_t s_store, s_fence;
     CHECK(cudaStreamCreateWithFlags(&s_store, cudaStreamNonBlocking));
     CHECK(cudaStreamCreateWithFlags(&s_fence, cudaStreamNonBlocking));
@@ -193,7 +193,7 @@ inline bool run_sync_domains(SyncReport& rep, const common::DeviceInfo& dev, int
     const int passes = std::max(2, int(std::max(20.0, 20 * alone_ms) / std::max(0.01f, pass_ms)) + 1);
 
     rep.add({"sync domains", "fenceHeavy alone", "fence: default", alone_ms, "ms",
-             std::to_string(f_blocks) + "x" + std::to_string(f_threads) + " threads, " + std::to_string(f_iters) +
+             common::launch_string(f_blocks, f_threads) + ", " + std::to_string(f_iters) +
                  " x (store + __threadfence)",
              "-"});
     rep.add({"sync domains", "fenceHeavy alone", "fence: remote", alone_remote_ms, "ms", "", "-"});
@@ -259,12 +259,12 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
     };
     for (int threads : {32, 1024}) {
         common::DeviceBuffer<long long> cyc(1), ns(1);
-        add("__syncwarp", "1 x " + std::to_string(threads) + " threads",
+        add("__syncwarp", common::launch_string(1, threads),
             time_ops([&] { barrierSyncwarp<<<1, threads>>>(iters, cyc.get(), ns.get()); }, cyc, ns, 1, iters, reps), "", "-");
     }
     for (int threads : {32, 256, 1024}) {
         common::DeviceBuffer<long long> cyc(1), ns(1);
-        add("__syncthreads", "1 x " + std::to_string(threads) + " threads",
+        add("__syncthreads", common::launch_string(1, threads),
             time_ops([&] { barrierSyncthreads<<<1, threads>>>(iters, cyc.get(), ns.get()); }, cyc, ns, 1, iters, reps), "",
             "-");
     }
@@ -274,7 +274,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
         const OpCost o = time_ops([&] { barrierSyncthreads<<<dev.sms, 1024>>>(iters, cyc.get(), ns.get()); }, cyc, ns,
                                   dev.sms, iters, reps);
         clock_ghz = o.ns > 0 ? o.cycles / o.ns : 0;
-        add("__syncthreads", std::to_string(dev.sms) + " x 1024 threads", o, common::fmt("SM clock %.2f GHz", clock_ghz), "-");
+        add("__syncthreads", common::launch_string(dev.sms, 1024), o, common::fmt("SM clock %.2f GHz", clock_ghz), "-");
     }
     // Cluster barrier (sm_90): cluster sizes 2..16, 128 threads per block.
     if (const std::string no_clusters = cluster_sync_refusal(); no_clusters.empty()) {
@@ -303,7 +303,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
                 cyc, ns, grid, iters, reps);
             std::vector<unsigned> w;
             wrong.download(w);
-            add("cluster.sync", std::to_string(grid) + " x 128, cluster " + std::to_string(cs), o,
+            add("cluster.sync", common::launch_string(grid, 128, 0, cs), o,
                 std::to_string(w[0]) + " wrong reads in " + std::to_string((o.plan.reps + 1) * checks) + " checked rounds",
                 w[0] == 0 ? "PASS" : "FAIL");
             ok &= w[0] == 0;
@@ -312,9 +312,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
         rep.add({"barrier", "cluster.sync", "-", 0, "cycles", "WAIVED: " + no_clusters, "-"});
     }
     // grid.sync(): cooperative launch, grid sized by occupancy.
-    int coop = 0;
-    CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev.id));
-    if (coop) {
+    if (common::gpu().cooperative) {
         int per_sm = 0;
         CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, barrierGridSync, 256, 0));
         const int grid_iters = 2000, checks = 100;
@@ -338,7 +336,7 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
                     bad += w[1];
                 },
                 cyc, ns, blocks, grid_iters, reps);
-            add("grid.sync", std::to_string(blocks) + " x 256 threads", o,
+            add("grid.sync", common::launch_string(blocks, 256), o,
                 std::to_string(bad) + " wrong rounds in " + std::to_string((o.plan.reps + 1) * checks) + " checked",
                 bad == 0 ? "PASS" : "FAIL");
             ok &= bad == 0;
@@ -356,15 +354,16 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
         o.plan = t.plan;
         o.ns = t.ms * 1e6 / launches;
         o.cycles = o.ns * clock_ghz;
-        add("kernel boundary", std::to_string(dev.sms) + " x 256, back to back", o,
-            "stream order between empty kernels; cycles = ns x the SM clock above", "-");
+        add("kernel boundary", common::launch_string(dev.sms, 256), o,
+            std::to_string(launches) + " empty kernels back to back, in stream order; cycles = ns x the SM clock above",
+            "-");
     }
     return ok;
 }
 
 // ---------------------------------------------------------------------------------------------
 // volatile and the hoisted load.
-struct WaitResult { bool seen; long long spins, cycles; };
+struct WaitResult { bool seen; long long spins, cycles; std::string launch; };
 inline WaitResult run_wait(const common::DeviceInfo& dev, int which, long long delay_cycles, long long max_spins) {
     auto kernel = which == 0 ? waitFlagPlain : which == 1 ? waitFlagVolatile : waitFlagAtomic;
     const size_t smem = one_block_per_sm_smem(dev);
@@ -378,7 +377,7 @@ inline WaitResult run_wait(const common::DeviceInfo& dev, int which, long long d
     CHECK(cudaDeviceSynchronize());
     std::vector<long long> o;
     out.download(o);
-    return {o[0] == 1, o[1], o[2]};
+    return {o[0] == 1, o[1], o[2], common::launch_string(2, 32, smem)};
 }
 
 inline bool run_volatile(SyncReport& rep, const common::DeviceInfo& dev, bool pitfalls) {
@@ -399,7 +398,7 @@ inline bool run_volatile(SyncReport& rep, const common::DeviceInfo& dev, bool pi
             result = w.seen ? "PASS" : "FAIL";
             ok &= w.seen;
         }
-        rep.add({"volatile", names[which], "2 blocks, 2 SMs", double(w.cycles), "cycles", note, result});
+        rep.add({"volatile", names[which], w.launch, double(w.cycles), "cycles", note, result});
     }
     return ok;
 }
@@ -460,10 +459,11 @@ inline bool run_barrier_pitfalls(SyncReport& rep, uint64_t seed) {
         {"syncPairSwap", syncPairSwap, true, true, "out[i] = in[i^1]; one barrier for all"},
         // syncIfElse (seed 000) is not run: on the H200 it hangs (README, Part 2, section 6).
     };
+    const std::string launch = common::launch_string(common::ceil_div(int(in.size()), kReduceBlock), kReduceBlock);
     bool ok = true;
     for (const K& k : ks) {
         const int wrong = k.swap ? count_wrong_swaps(k.k, in) : count_wrong_block_sums(k.k, in);
-        rep.add({"pitfall", k.name, "4 x 256 threads", double(wrong), k.swap ? "wrong of 1000" : "wrong of 4 sums",
+        rep.add({"pitfall", k.name, launch, double(wrong), k.swap ? "wrong of 1000" : "wrong of 4 sums",
                  k.note, k.correct ? (wrong == 0 ? "PASS" : "FAIL") : "-"});
         if (k.correct) ok &= wrong == 0;
     }

@@ -45,6 +45,7 @@ struct LitmusResult {
     unsigned long long outcome[4] = {0, 0, 0, 0};  // SB: (r1,r2) = (0,0) (0,1) (1,0) (1,1)
     int pairs = 0, same_sm_pairs = 0, distinct_sms = 0;
     double ms = 0;
+    std::string launch;  // the launch column: two blocks per pair, one block per SM
 };
 
 struct LitmusShape {
@@ -111,6 +112,7 @@ inline LitmusResult run_message_passing(const common::DeviceInfo& dev, Order o, 
     r.timeouts = c[1];
     r.pairs = s.pairs;
     r.ms = ms;
+    r.launch = common::launch_string(2 * s.pairs, s.lanes, smem);
     count_sms(smv, r);
     return r;
 }
@@ -146,6 +148,7 @@ inline LitmusResult run_store_buffering(const common::DeviceInfo& dev, Order o, 
     r.instances = s.instances();
     r.pairs = s.pairs;
     r.ms = ms;
+    r.launch = common::launch_string(2 * s.pairs, s.lanes, smem);
     for (size_t i = 0; i < n; ++i) {
         if ((a[i] != 0 && a[i] != 1) || (b[i] != 0 && b[i] != 1)) { ++r.timeouts; continue; }
         ++r.outcome[a[i] * 2 + b[i]];
@@ -167,7 +170,7 @@ inline void report_litmus(SyncReport& rep, const char* experiment, Order o, cons
                 std::to_string(r.outcome[1]) + "/" + std::to_string(r.outcome[2]) + "/" + std::to_string(r.outcome[3]);
     if (r.timeouts) note += "; " + std::to_string(r.timeouts) + " timed out";
     const bool ok = r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
-    rep.add({experiment, order_name(o), "2 blocks x 32 lanes per pair", double(r.weak), "weak outcomes", note,
+    rep.add({experiment, order_name(o), r.launch, double(r.weak), "weak outcomes", note,
              litmus_must_be_strong(o) || !ok ? (ok ? "PASS" : "FAIL") : "-"});
 }
 

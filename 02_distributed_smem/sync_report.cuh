@@ -23,12 +23,12 @@ struct SyncRow {
 class SyncReport {
   public:
     void section(const std::string& title) const {
-        std::printf("\n%s\n%-14s %-36s %-26s %14s %-12s %-6s %s\n", title.c_str(), "experiment", "variant", "config",
+        std::printf("\n%s\n%-14s %-36s %-30s %14s %-12s %-6s %s\n", title.c_str(), "experiment", "variant", "config",
                     "value", "unit", "result", "note");
         std::fflush(stdout);
     }
     void add(const SyncRow& r) {
-        std::printf("%-14s %-36s %-26s %14s %-12s %-6s %s\n", r.experiment.c_str(), r.variant.c_str(),
+        std::printf("%-14s %-36s %-30s %14s %-12s %-6s %s\n", r.experiment.c_str(), r.variant.c_str(),
                     r.config.c_str(), format(r.value).c_str(), r.unit.c_str(), r.result.c_str(), r.note.c_str());
         std::fflush(stdout);
         rows_.push_back(r);

@@ -46,13 +46,11 @@ std::string fmt2(double v) { return common::fmt("%.2f", v); }
 
 // --- shared-memory configuration: static vs dynamic, opt-in, carveout --------
 
-void print_smem_config(const common::DeviceInfo& dev) {
+void print_smem_config() {
     const common::Gpu& g = common::gpu();
-    int per_block = 0, reserved = 0;  // neither is a limit a plan here depends on
-    CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlock, dev.id));
-    CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev.id));
-    std::printf("\nshared memory: %d KB per block without opt-in, %zu KB with it, %zu KB per SM, %d B reserved per block\n",
-                per_block / 1024, g.smem_per_block / 1024, g.smem_per_sm / 1024, reserved);
+    std::printf("\nshared memory: %zu KB per block without opt-in, %zu KB with it, %zu KB per SM, %zu B reserved per block\n",
+                common::kSmemWithoutOptIn / 1024, g.smem_per_block / 1024, g.smem_per_sm / 1024,
+                common::reserved_smem_per_block(g));
 
     cudaFuncAttributes st{}, dy{};
     CHECK(cudaFuncGetAttributes(&st, writeRowReadColPadding<BDIMX, BDIMY, 1>));
@@ -456,7 +454,7 @@ int main(int argc, char** argv) {
     const size_t need = 2 * max_tile_words(tile_counts.back()) * 4;
     common::require_device_memory("bank_conflicts", double(need));
 
-    if (o.common.kernel.empty()) print_smem_config(dev);
+    if (o.common.kernel.empty()) print_smem_config();
     common::Report report("GB/s", "peer", {"ld wf/req", "st wf/req", "8B-mode ld", "cyc/req"});
     bool ok = true;
     for (int t : tile_counts) ok &= run_tiles(t, o, report);

@@ -8,6 +8,7 @@
 //   cc_refusal(cc, feature)   "" if gpu().has(cc), else why not
 //   code_refusal(kernel, cc)  "" if this binary holds the kernel's code for cc, else why not
 //   resident_blocks(k, t, s)  blocks of a kernel one SM holds under these limits
+//   reserved_smem_per_block() the shared memory the runtime keeps for each block
 //
 // Under GPU_PROFILE the limits are another, smaller GPU's: every program and
 // test includes common/gpu_profile.cuh, which applies it (a kernel header
@@ -22,6 +23,9 @@
 namespace common {
 
 constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
+// Shared memory one block may have without opting in (request_dynamic_smem,
+// common/launch.cuh): 48 KiB on every GPU from 7.0 on.
+constexpr size_t kSmemWithoutOptIn = 48 * kKiB;
 
 struct Gpu {
     int device = 0;
@@ -32,6 +36,9 @@ struct Gpu {
     size_t smem_per_sm = 0;     // shared memory of one SM, bytes
     size_t l2_bytes = 0;
     int max_cluster = 0;        // largest thread-block cluster (0: none; 8 portable; 16 on 9.0)
+    // Features, not limits: the GPU's own under any GPU_PROFILE (a preset in gpu_of: its own).
+    bool cooperative = false;   // cooperative launches (grid.sync()) run
+    int sync_domains = 0;       // memory-synchronization domains (0 in gpu_of: no preset states it)
     std::string profile;        // GPU_PROFILE as given; "" on the real GPU's limits
     std::string capped;         // the preset's limits that were capped at this GPU's ("" none)
     std::string error;          // GPU_PROFILE cannot be used here: why (the programs exit 2)
@@ -43,11 +50,15 @@ struct Gpu {
 // blocks on 9.0 (non-portable sizes, allowed per kernel), 8 (portable) after.
 inline int max_cluster_of(int cc) { return cc < 90 ? 0 : cc == 90 ? 16 : 8; }
 
-// Blocks of `smem_per_block` bytes of shared memory that one SM holds: each
-// block also takes the 1 KB the runtime reserves per block from 8.0 on.
-// cudaOccupancy* answers for the real GPU; under GPU_PROFILE this is lower.
+// Shared memory the runtime reserves for each block beside what the block
+// asks for (cudaDevAttrReservedSharedMemoryPerBlock): 1 KiB from 8.0 on.
+inline size_t reserved_smem_per_block(const Gpu& g) { return g.cc >= 80 ? kKiB : 0; }
+
+// Blocks of `smem_per_block` bytes of shared memory that one SM holds, each
+// with its reserved shared memory. cudaOccupancy* answers for the real GPU;
+// under GPU_PROFILE this is lower.
 inline int blocks_per_sm_by_smem(const Gpu& g, size_t smem_per_block) {
-    const size_t block = smem_per_block + (g.cc >= 80 ? kKiB : 0);
+    const size_t block = smem_per_block + reserved_smem_per_block(g);
     return block ? int(g.smem_per_sm / block) : 1 << 30;
 }
 
@@ -66,6 +77,13 @@ inline Gpu real_gpu(int dev) {
     g.smem_per_sm = size_t(attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
     g.l2_bytes = size_t(attribute(cudaDevAttrL2CacheSize));
     g.max_cluster = max_cluster_of(g.cc);
+    g.cooperative = attribute(cudaDevAttrCooperativeLaunch) != 0;
+    int domains = 0;  // CUDA 12's attribute: a device that does not answer counts none
+    if (cudaDeviceGetAttribute(&domains, cudaDevAttrMemSyncDomainCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        domains = 0;
+    }
+    g.sync_domains = domains;
     return g;
 }
 

@@ -45,6 +45,7 @@ inline Gpu gpu_of(const GpuPreset& q) {
     g.smem_per_sm = q.smem_per_sm;
     g.l2_bytes = q.l2_bytes;
     g.max_cluster = q.max_cluster;
+    g.cooperative = true;  // every GPU from 6.0 on
     g.profile = q.name;
     return g;
 }

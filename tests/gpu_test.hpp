@@ -66,6 +66,40 @@ inline std::vector<common::Gpu> preset_gpus() {
     return v;
 }
 
+// Shared memory one block of `kernel` takes: its static __shared__ variables
+// (known only to the compiled code: cudaFuncGetAttributes) plus the `dynamic`
+// bytes its launcher passes. Needs a GPU.
+inline size_t block_smem(const void* kernel, size_t dynamic = 0) {
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, kernel));
+    return a.sharedSizeBytes + dynamic;
+}
+template <class... Params>
+size_t block_smem(void (*kernel)(Params...), size_t dynamic = 0) {
+    return block_smem(reinterpret_cast<const void*>(kernel), dynamic);
+}
+
+// One kernel a launcher runs: the dynamic shared memory it passes and the
+// compute capability its code needs (0: any). The chapters' limits tests list
+// these for every entry of a kernel list and check them under every preset.
+struct KernelLaunch {
+    const void* kernel;
+    size_t dynamic = 0;
+    int needs_cc = 0;
+};
+template <class... Params>
+KernelLaunch kernel_launch(void (*kernel)(Params...), size_t dynamic = 0, int needs_cc = 0) {
+    return {reinterpret_cast<const void*>(kernel), dynamic, needs_cc};
+}
+
+// "" where `l` may run under g's limits: g has the capability its code needs
+// and one block may have its shared memory (static + dynamic); else why not.
+// Needs a GPU (the static size is the compiled code's).
+inline std::string launch_refusal(const KernelLaunch& l, const common::Gpu& g) {
+    const std::string why = l.needs_cc ? common::cc_refusal(l.needs_cc, "its code", g) : "";
+    return why.empty() ? common::smem_refusal(block_smem(l.kernel, l.dynamic), g) : why;
+}
+
 }  // namespace testing_gpu
 
 // Use as the first statement of a GPU test. A GPU_PROFILE the GPU cannot

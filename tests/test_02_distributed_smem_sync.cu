@@ -16,8 +16,8 @@
 #include <gtest/gtest.h>
 #include "02_distributed_smem/sync.cuh"
 #include "common/buffer.cuh"
+#include "common/cluster.cuh"
 #include "common/data.hpp"
-#include "common/launch.cuh"
 #include "tests/gpu_test.hpp"
 
 namespace {
@@ -133,9 +133,8 @@ TEST(SpinWait, PlainLoadTimesOutInsteadOfHanging) {
 TEST(Barriers, GridSyncAndClusterSyncCheckThemselves) {
     SKIP_WITHOUT_GPU();
     const common::DeviceInfo dev = device();
-    int coop = 0;  // not a limit a profile lowers: every GPU since Pascal has it
-    CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev.id));
-    ASSERT_TRUE(coop) << "cooperative launch not supported";
+    // Not a limit a profile lowers: every GPU since Pascal has it.
+    ASSERT_TRUE(common::gpu().cooperative) << "cooperative launch not supported";
     {
         common::DeviceBuffer<long long> cyc(dev.sms), ns(dev.sms);
         common::DeviceBuffer<unsigned> counters(2);

@@ -356,7 +356,7 @@ TEST(ReductionPitfall, OffByOneGridIsCaught) {
                                    const size_t grid = n / kBlock;  // should round up (common::ceil_div)
                                    if (grid) reduceSmem<float><<<grid, kBlock>>>(in, n, ws.partial);
                                    CHECK_LAUNCH();
-                                   return grid_string(grid, kBlock) + launch_final(grid, ws);
+                                   return common::launch_string(grid, kBlock) + launch_final(grid, ws);
                                },
                                ""};
     EXPECT_TRUE(run(broken, 1024, 1, Data::Grid).ok) << "right on whole blocks";
@@ -390,7 +390,7 @@ std::string launch_broken(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = std::min(most, common::ceil_div(n, size_t(kStrideThreads) * 4));
     reduceSinglePassBroken<T, B><<<grid, kStrideThreads>>>(in, n, ws.partial, ws.ticket, ws.out);
     CHECK_LAUNCH();
-    return grid_string(grid, kStrideThreads);
+    return common::launch_string(grid, kStrideThreads);
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 // The host-side helpers of common/ (no GPU needed).
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <csignal>
@@ -13,6 +14,7 @@
 #include "common/data.hpp"
 #include "common/gpu_profile.cuh"
 #include "common/kernel_list.hpp"
+#include "common/launch.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
 #include "common/verify.hpp"
@@ -258,6 +260,27 @@ TEST(Report, CsvHasMetadataHeaderAndQuotesCommas) {
     EXPECT_FALSE(r.all_pass());
 }
 
+// The one launch column every chapter prints.
+TEST(Launch, LaunchStringShapesSmemAndClusters) {
+    EXPECT_EQ(common::launch_string(128, 256), "grid(128) block(256)");
+    EXPECT_EQ(common::launch_string(dim3(64, 64), dim3(32, 8)), "grid(64,64) block(32,8)");
+    EXPECT_EQ(common::launch_string(dim3(4, 4, 3), dim3(16, 16)), "grid(4,4,3) block(256)");
+    EXPECT_EQ(common::launch_string(132, 544, 128 * 1024), "grid(132) block(544) smem 128K");
+    EXPECT_EQ(common::launch_string(132, 544, 128 * 1024 + 64), "grid(132) block(544) smem 129K") << "rounded up";
+    EXPECT_EQ(common::launch_string(1, 128, 512), "grid(1) block(128) smem 1K");
+    EXPECT_EQ(common::launch_string(120, 512, 194 * 1024, 4), "grid(120) block(512) smem 194K cluster 4");
+    EXPECT_EQ(common::launch_string(16, 512, 0, 16), "grid(16) block(512) cluster 16");
+    EXPECT_EQ(common::launch_string(1, 512, 16 * 1024, 1), "grid(1) block(512) smem 16K cluster 1")
+        << "a cluster launch of one block is still a cluster launch";
+}
+
+// The preset called `name`.
+const common::GpuPreset& testing_preset(const char* name) {
+    for (const common::GpuPreset& p : common::kGpuPresets)
+        if (std::string(name) == p.name) return p;
+    throw std::invalid_argument(name);
+}
+
 // GPU_PROFILE on an H200's limits (no GPU needed: apply_gpu_profile takes the real limits).
 common::Gpu h200() {
     return common::gpu_of({"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16});
@@ -326,6 +349,21 @@ TEST(GpuProfile, ExplicitProfilesLowerOrAreRefused) {
         const std::string err = common::apply_gpu_profile(over, q);
         EXPECT_NE(err.find("more than this GPU has"), std::string::npos) << over << ": " << err;
     }
+}
+
+// What a profile does not emulate stays the GPU's; the reservation per block follows the profile's capability.
+TEST(GpuProfile, FeaturesStayTheGpusAndTheReservationFollowsTheCapability) {
+    common::Gpu g = h200();
+    g.cooperative = false, g.sync_domains = 4;  // as a GPU might answer: the profile must not touch them
+    ASSERT_EQ(common::apply_gpu_profile("t4", g), "");
+    EXPECT_FALSE(g.cooperative);
+    EXPECT_EQ(g.sync_domains, 4);
+    EXPECT_EQ(common::reserved_smem_per_block(g), 0u) << "7.5 reserves none";
+    EXPECT_EQ(common::blocks_per_sm_by_smem(g, 32 * common::kKiB), 2);
+    const common::Gpu a100 = common::gpu_of(testing_preset("a100"));
+    EXPECT_EQ(common::reserved_smem_per_block(a100), common::kKiB);
+    EXPECT_EQ(common::blocks_per_sm_by_smem(a100, 81 * common::kKiB), 2);
+    EXPECT_EQ(common::blocks_per_sm_by_smem(a100, 82 * common::kKiB), 1) << "82 + 1 KiB twice is more than 164";
 }
 
 TEST(GpuProfile, BadTextIsRefusedInOneLine) {

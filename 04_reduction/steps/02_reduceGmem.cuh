@@ -35,7 +35,7 @@ std::string launch_reduceGmem(const T*, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(kBlock));
     reduceGmem<T><<<grid, kBlock>>>(ws.work, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 }  // namespace reduction

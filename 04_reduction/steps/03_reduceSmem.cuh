@@ -36,7 +36,7 @@ std::string launch_reduceSmem(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(kBlock));
     reduceSmem<T><<<grid, kBlock>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 // ---- The pitfall: returning before the barriers ------------------------------
@@ -66,7 +66,7 @@ std::string launch_reduceSmemEarlyReturn(const T* in, size_t n, Workspace<T>& ws
     const size_t grid = common::ceil_div(n, size_t(kBlock));
     reduceSmemEarlyReturn<T><<<grid, kBlock>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 // scribbleShared: fills shared memory with a non-zero pattern. Shared memory

@@ -33,12 +33,16 @@ __global__ void reduceSmemDyn(const T* __restrict__ in, size_t n, T* __restrict_
 }
 
 // ---- The launcher ----------------------------------------------------------
+// The dynamic shared memory it asks for: one T per thread.
+template <class T>
+constexpr size_t dynamic_smem_bytes() { return kBlock * sizeof(T); }
+
 template <class T>
 std::string launch_reduceSmemDyn(const T* in, size_t n, Workspace<T>& ws) {
-    const size_t grid = common::ceil_div(n, size_t(kBlock));
-    reduceSmemDyn<T><<<grid, kBlock, kBlock * sizeof(T)>>>(in, n, ws.partial);
+    const size_t grid = common::ceil_div(n, size_t(kBlock)), smem = dynamic_smem_bytes<T>();
+    reduceSmemDyn<T><<<grid, kBlock, smem>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock, smem) + launch_final(grid, ws);
 }
 
 // ---- The pitfall: the global thread id in block-local conditions ------------
@@ -65,10 +69,10 @@ __global__ void reduceGlobalTid(const T* __restrict__ in, size_t n, T* __restric
 
 template <class T>
 std::string launch_reduceGlobalTid(const T* in, size_t n, Workspace<T>& ws) {
-    const size_t grid = common::ceil_div(n, size_t(kBlock));
-    reduceGlobalTid<T><<<grid, kBlock, kBlock * sizeof(T)>>>(in, n, ws.partial);
+    const size_t grid = common::ceil_div(n, size_t(kBlock)), smem = dynamic_smem_bytes<T>();
+    reduceGlobalTid<T><<<grid, kBlock, smem>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock, smem) + launch_final(grid, ws);
 }
 
 }  // namespace reduction

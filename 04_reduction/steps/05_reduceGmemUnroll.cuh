@@ -57,7 +57,7 @@ std::string launch_reduceGmemUnroll(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(U) * kBlock);
     reduceGmemUnroll<U, T><<<grid, kBlock>>>(in, ws.work, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 }  // namespace reduction

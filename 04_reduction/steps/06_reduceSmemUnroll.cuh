@@ -32,7 +32,7 @@ std::string launch_reduceSmemUnroll(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(U) * kBlock);
     reduceSmemUnroll<U, T><<<grid, kBlock>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 }  // namespace reduction

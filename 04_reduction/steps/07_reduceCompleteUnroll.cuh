@@ -56,7 +56,7 @@ std::string launch_reduceCompleteUnroll(const T* in, size_t n, Workspace<T>& ws)
     const size_t grid = common::ceil_div(n, size_t(8) * kBlock);
     reduceCompleteUnroll<T, kBlock><<<grid, kBlock>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 // ---- The pitfall: the seeds' volatile last warp --------------------------------
@@ -93,7 +93,7 @@ std::string launch_reduceSmemVolatile(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = common::ceil_div(n, size_t(8) * kBlock);
     reduceSmemVolatile<T><<<grid, kBlock>>>(in, n, ws.partial);
     CHECK_LAUNCH();
-    return grid_string(grid, kBlock) + launch_final(grid, ws);
+    return common::launch_string(grid, kBlock) + launch_final(grid, ws);
 }
 
 }  // namespace reduction

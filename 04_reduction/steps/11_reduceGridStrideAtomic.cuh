@@ -39,7 +39,7 @@ std::string launch_reduceGridStrideAtomic(const T* in, size_t n, Workspace<T>& w
     CHECK(cudaMemsetAsync(ws.out, 0, sizeof(T)));  // part of the operation, timed with it
     reduceGridStrideAtomic<T><<<grid, kStrideThreads>>>(in, n, ws.out);
     CHECK_LAUNCH();
-    return "memset + " + grid_string(grid, kStrideThreads);
+    return "memset + " + common::launch_string(grid, kStrideThreads);
 }
 
 }  // namespace reduction

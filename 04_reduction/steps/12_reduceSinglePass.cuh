@@ -80,7 +80,7 @@ std::string launch_reduceSinglePass(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = std::min(most, common::ceil_div(n, size_t(kStrideThreads) * 4));
     reduceSinglePass<T><<<grid, kStrideThreads>>>(in, n, ws.partial, ws.ticket, ws.out);
     CHECK_LAUNCH();
-    return grid_string(grid, kStrideThreads);
+    return common::launch_string(grid, kStrideThreads);
 }
 
 }  // namespace reduction

@@ -101,7 +101,7 @@ std::string launch_reduceVec4(const T* in, size_t n, Workspace<T>& ws) {
     }
     reduceVec4<T, F, U><<<grid, kVecThreads>>>(in, n, ws.partial, ws.ticket, ws.out);
     CHECK_LAUNCH();
-    s += grid_string(grid, kVecThreads);
+    s += common::launch_string(grid, kVecThreads);
     if constexpr (F == Finish::Partials) s += launch_final(grid, ws);
     return s;
 }

@@ -85,6 +85,9 @@ constexpr int kBulkConsumers = kBulkConsumerWarps * 32;  // threads that read th
 constexpr int kBulkThreads = kBulkConsumers + 32;        // + one producer warp (the last)
 constexpr int kBulkVecsPerThread = kBulkStageBytes / 16 / kBulkConsumers;
 constexpr size_t kBulkSmem = size_t(kBulkStages) * kBulkStageBytes + 2 * kBulkStages * sizeof(uint64_t);
+// Room for the kernel's static shared variables beside the ring (block_sum's
+// warp sums, the last block's flag: under 200 bytes; a test reads the real size).
+constexpr size_t kBulkStaticSmem = 1024;
 static_assert(kBulkStageBytes % (16 * kBulkConsumers) == 0, "every consumer reads whole 16-byte vectors");
 
 // ---- The PTX (sm_90): mbarriers (common/mbarrier.cuh) and the bulk copy -------
@@ -187,14 +190,22 @@ reduceBulkCopy(const T* __restrict__ in, size_t n, T* partial, unsigned* ticket,
 }
 
 // ---- Where it runs -----------------------------------------------------------
-// "" on a GPU of compute capability 9.0+ with this build's code compiled for
-// sm_90+ (a build for sm_80 JIT-compiled on a Hopper GPU has the empty
-// kernel: its ptxVersion says so), else why not.
+// "" where g's limits allow the kernel: compute capability 9.0+ (GPU_PROFILE's)
+// and a block with the ring and the static variables; else why not. No CUDA
+// call: a test asks it for every preset without a GPU.
+inline std::string bulk_copy_refusal(const common::Gpu& g) {
+    std::string why = common::cc_refusal(90, "Hopper's bulk copy engine and mbarrier tx-counts", g);
+    if (why.empty()) why = common::smem_refusal(kBulkSmem + kBulkStaticSmem, g);
+    return why;
+}
+
+// The waiver: bulk_copy_refusal, then this build's code: it must be compiled
+// for sm_90+ (a build for sm_80 JIT-compiled on a Hopper GPU has the empty
+// kernel: its ptxVersion says so).
 template <class T, bool kEdges = true>
-std::string waived_reduceBulkCopy() {
-    std::string why = common::cc_refusal(90, "Hopper's bulk copy engine and mbarrier tx-counts");
+std::string waived_reduceBulkCopy(const common::Gpu& g) {
+    std::string why = bulk_copy_refusal(g);
     if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(reduceBulkCopy<T, kEdges>), 90);
-    if (why.empty()) why = common::smem_refusal(kBulkSmem + 1024);  // room for the static variables
     return why;
 }
 
@@ -212,7 +223,7 @@ std::string launch_reduceBulkCopy(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = std::max<size_t>(1, std::min(most, chunks));
     reduceBulkCopy<T, kEdges><<<grid, kBulkThreads, kBulkSmem>>>(in, n, ws.partial, ws.ticket, ws.out);
     CHECK_LAUNCH();
-    return grid_string(grid, kBulkThreads) + " ring " + std::to_string(kBulkStages) + "x" +
+    return common::launch_string(grid, kBulkThreads, kBulkSmem) + " ring " + std::to_string(kBulkStages) + "x" +
            std::to_string(kBulkStageBytes / 1024) + "K";
 }
 

@@ -47,7 +47,7 @@ size_t ceiling_bytes(size_t n) {
     return n * sizeof(T) / 16 * 16;
 }
 
-// Launches readCeiling over the input; returns the launch ("132x1024").
+// Launches readCeiling over the input; returns the launch ("grid(132) block(1024)").
 // The sink is the workspace's partials (scratch).
 template <class T>
 std::string launch_read_ceiling(const T* in, size_t n, Workspace<T>& ws) {
@@ -56,7 +56,7 @@ std::string launch_read_ceiling(const T* in, size_t n, Workspace<T>& ws) {
     const size_t grid = std::max<size_t>(1, std::min(most, common::ceil_div(nv, size_t(kCeilingThreads) * kCeilingUnroll)));
     readCeiling<<<grid, kCeilingThreads>>>(reinterpret_cast<const uint4*>(in), nv, reinterpret_cast<unsigned*>(ws.partial));
     CHECK_LAUNCH();
-    return grid_string(grid, kCeilingThreads);
+    return common::launch_string(grid, kCeilingThreads);
 }
 
 }  // namespace reduction

@@ -5,6 +5,7 @@
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/launch.cuh"
 #include "04_reduction/steps/block_sum.cuh"
 #include "04_reduction/steps/workspace.cuh"
 
@@ -29,7 +30,7 @@ template <class T>
 std::string launch_final(size_t m, Workspace<T>& ws) {
     reduceFinal<T><<<1, kFinalThreads>>>(ws.partial, m, ws.out);
     CHECK_LAUNCH();
-    return " + 1x" + std::to_string(kFinalThreads);
+    return " + " + common::launch_string(1, kFinalThreads);
 }
 
 }  // namespace reduction

@@ -5,6 +5,7 @@
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/gpu.cuh"
 #include "common/launch.cuh"
 
 namespace reduction {
@@ -50,26 +51,22 @@ struct Kernel {
     bool in_place;     // destroys ws.work: restore it before each run
     LaunchFn<T> launch;
     const char* what;
-    // "" where the kernel runs on this GPU and build, else why not (a Hopper
-    // kernel on an older GPU); nullptr: runs everywhere.
-    std::string (*waived)() = nullptr;
+    // "" where the kernel runs under g's limits (common/gpu.cuh: GPU_PROFILE
+    // applied) and in this build, else why not (a Hopper kernel on an older
+    // GPU); nullptr: runs everywhere.
+    std::string (*waived)(const common::Gpu& g) = nullptr;
 };
 
 // "" or the reason kernel k cannot run here (the program skips its row and
-// says why; the tests skip).
+// says why; the tests skip). A test passes each preset's limits as g.
 template <class T>
-std::string waiver(const Kernel<T>& k) {
-    return k.waived ? k.waived() : std::string();
+std::string waiver(const Kernel<T>& k, const common::Gpu& g = common::gpu()) {
+    return k.waived ? k.waived(g) : std::string();
 }
 
 template <class T>
 void restore_work(const T* in, size_t n, Workspace<T>& ws) {
     CHECK(cudaMemcpyAsync(ws.work, in, n * sizeof(T), cudaMemcpyDeviceToDevice));
-}
-
-// The launch column: "grid x block".
-inline std::string grid_string(size_t grid, int block) {
-    return std::to_string(grid) + "x" + std::to_string(block);
 }
 
 }  // namespace reduction
