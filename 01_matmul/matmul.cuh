@@ -21,9 +21,9 @@
 // what to look for, its launcher, and the pitfall that breaks it, if any);
 // helpers the steps include: steps/operands.cuh (tile order, scratch,
 // padded operands, split-K's sum), steps/pipeline.cuh (the cp.async pieces of
-// steps 8, 9 and 11), steps/tf32.cuh and steps/hopper.cuh (the TF32, TMA and
-// wgmma instructions). plans.cuh holds every configuration and which one
-// runs for a shape on this GPU. Every
+// steps 8, 9 and 11), steps/tf32.cuh, steps/hopper.cuh and steps/wgmma_n256.cuh
+// (the TF32, TMA and wgmma instructions). plans.cuh holds every configuration
+// and which one runs for a shape on this GPU. Every
 // kernel is correct for any M, N, K >= 1 (1 x 1 x 1, K = 1, primes, tall and
 // skinny, not tile multiples) and any float-aligned A, B, C (the 16-byte paths
 // check alignment and fall back, or pad a copy). The seeds' pitfall (an unguarded grid) is

@@ -1,6 +1,5 @@
 // gpu.cuh - what the current GPU allows: the one place plans, launchers and
 // tests ask.
-//
 //   gpu()                     the current device's limits (cached per device)
 //   gpu().has(cc)             a feature of compute capability cc may be used (90: clusters, TMA)
 //   gpu().sm90a()             wgmma / setmaxnreg code may run (9.0 exactly)
@@ -9,10 +8,8 @@
 //   code_refusal(kernel, cc)  "" if this binary holds the kernel's code for cc, else why not
 //   resident_blocks(k, t, s)  blocks of a kernel one SM holds under these limits
 //   reserved_smem_per_block() the shared memory the runtime keeps for each block
-//
 // Under GPU_PROFILE the limits are another, smaller GPU's: every program and
-// test includes common/gpu_profile.cuh, which applies it (a kernel header
-// used on its own plans for the real GPU).
+// test includes common/gpu_profile.cuh, which applies it.
 #pragma once
 #include <algorithm>
 #include <map>

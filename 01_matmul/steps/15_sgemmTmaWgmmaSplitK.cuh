@@ -21,6 +21,7 @@
 #include "common/mbarrier.cuh"
 #include "01_matmul/steps/operands.cuh"
 #include "01_matmul/steps/hopper.cuh"
+#include "01_matmul/steps/wgmma_n256.cuh"
 
 namespace matmul {
 namespace step15 {

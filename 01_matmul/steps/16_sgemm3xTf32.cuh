@@ -55,15 +55,8 @@ struct Tile {
     static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
     static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
     static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t);
-    static_assert(BM == 128 || BM == 256, "wgmma widths provided: 128, 256");
+    static_assert(BM == 128, "128-row tiles only: a 256-row stage would be 80 KB");
 };
-
-// D += A * B for one k8 step of a BM-wide tile.
-template <int BM>
-__device__ __forceinline__ void wgmma_tf32(float (&d)[BM / 2], const uint32_t (&a)[4], uint64_t desc) {
-    if constexpr (BM == 128) wgmma_m64n128k8_rs(d, a, desc);
-    else wgmma_m64n256k8_rs(d, a, desc);
-}
 
 // The B^T rows a consumer thread holds: columns n and n + 1 of the block's
 // tile, n = 32 * box + 4 * chunk + 2 * (g % 2). Warps w and w ^ 1 of a
@@ -224,9 +217,9 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
                 const uint64_t big = wgmma_desc_k_sw128(a_big), small = wgmma_desc_k_sw128(a_big + T::A_FLOATS);
 #pragma unroll
                 for (int kk = 0; kk < T::BK / 8; ++kk) {  // smallest products first
-                    wgmma_tf32<T::BM>(part, frag[1][kk], big + 2 * kk);
-                    wgmma_tf32<T::BM>(part, frag[0][kk], small + 2 * kk);
-                    wgmma_tf32<T::BM>(part, frag[0][kk], big + 2 * kk);
+                    wgmma_m64n128k8_rs(part, frag[1][kk], big + 2 * kk);
+                    wgmma_m64n128k8_rs(part, frag[0][kk], small + 2 * kk);
+                    wgmma_m64n128k8_rs(part, frag[0][kk], big + 2 * kk);
                 }
                 wgmma_commit();
                 fence_operands(part);
