@@ -306,6 +306,15 @@ const std::vector<Shape> kShapes = {{1, 1},     {1, 1000},  {1000, 1},  {2, 2}, 
                                     {129, 64},  {100, 333}, {1000, 333}, {3, 100003}, {257, 8191}, {4096, 1024},
                                     {65537, 3}, {40000, 96}, {1, 1000001}, {2, 65537}, {5000, 4099}};
 
+// A launcher's "" (it refused: nothing ran) is a test failure, and the poisoned y is not
+// compared: every row counts as wrong.
+common::Comparison refused(Shape s) {
+    ADD_FAILURE() << "the launcher refused " << s.rows << "x" << s.cols << ": nothing launched";
+    common::Comparison c;
+    c.n = c.mismatches = size_t(s.rows);
+    return c;
+}
+
 // Runs `launch` and compares y with the CPU within gamma_{cols+1} * max_r sum_c |A x|.
 template <class Launch>
 common::Comparison run_matvec(Launch launch, Shape s, uint64_t seed, double* tol_out = nullptr) {
@@ -322,7 +331,7 @@ common::Comparison run_matvec(Launch launch, Shape s, uint64_t seed, double* tol
     d_A.upload(A);
     d_x.upload(x);
     d_y.poison();
-    launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    if (launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()).empty()) return refused(s);
     CHECK(cudaDeviceSynchronize());
     d_y.download(got);
     return common::compare(got.data(), ref.data(), s.rows, tol, 0.0);
@@ -353,7 +362,7 @@ TEST(MatvecVariants, EveryLanesRowsCombination) {
         for (int r : kRowChoices)
             for (Shape s : std::vector<Shape>{{1, 1}, {5, 7}, {37, 64}, {33, 333}, {130, 1}, {9, 1024}, {1000, 3}, {300, 17}}) {
                 auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
-                    launch_shape({l, r}, A, x, y, rows, cols);
+                    return launch_shape({l, r}, A, x, y, rows, cols);
                 };
                 const common::Comparison c = run_matvec(launch, s, 11ull * l + r + s.cols);
                 EXPECT_TRUE(c.pass()) << "lanes " << l << " rows " << r << " on " << s.rows << "x" << s.cols
@@ -365,7 +374,7 @@ TEST(MatvecVariants, BlockPerRow) {
     SKIP_WITHOUT_GPU();
     for (Shape s : std::vector<Shape>{{1, 1}, {3, 2}, {2, 7}, {5, 4097}, {17, 4096}, {4, 100003}, {3, 65536}}) {
         auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
-            launch_shape({32, 1, true}, A, x, y, rows, cols);
+            return launch_shape({32, 1, true}, A, x, y, rows, cols);
         };
         const common::Comparison c = run_matvec(launch, s, 13ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "block per row on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
@@ -377,7 +386,7 @@ TEST(MatvecVariants, SplitRows) {
     for (Shape s : std::vector<Shape>{{1, 1}, {1, 2}, {2, 7}, {1, 4097}, {3, 100003}, {2, 65537}, {7, 1000001},
                                       {1000, 4099}, {4200, 4096}}) {
         auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double* scratch) {
-            launch_matvecSplitRow(A, x, y, rows, cols, scratch);
+            return launch_matvecSplitRow(A, x, y, rows, cols, scratch);
         };
         const common::Comparison c = run_matvec(launch, s, 17ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "split rows on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
@@ -406,7 +415,7 @@ TEST(MatvecVariants, ThinRows) {
         for (int rows : {1, 2, 3, 255, 256, 513, 100001}) {
             const Shape s{rows, c};
             auto launch = [](const double* A, const double* x, double* y, int r, int cc, double*) {
-                launch_matvecThinRows(A, x, y, r, cc);
+                return launch_matvecThinRows(A, x, y, r, cc);
             };
             const common::Comparison cmp = run_matvec(launch, s, 19ull * rows + c);
             EXPECT_TRUE(cmp.pass()) << "thin rows on " << rows << "x" << c << ": first bad row " << cmp.first_bad;
@@ -434,11 +443,11 @@ TEST(MatvecVariants, SplitRowsArePickedForFewLongRowsAndAreBitReproducible) {
     d_x.upload(x);
     d_y.poison();
     const std::string what = launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
-    EXPECT_NE(what.find("split rows"), std::string::npos) << what;
+    ASSERT_NE(what.find("split rows"), std::string::npos) << what;
     d_y.download(y1);
     for (int rep = 0; rep < 5; ++rep) {
         d_y.poison();
-        launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        ASSERT_NE(launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()), "");
         d_y.download(y2);
         EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double))) << "run " << rep;
     }
@@ -507,11 +516,15 @@ Exact run_exact(Launch launch, Shape s, const std::vector<int64_t>& want, common
     CHECK_LAUNCH();
     common::DeviceBuffer<double> d_y(s.rows), d_scratch(scratch_doubles());
     d_y.poison();
-    launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    Exact e;
+    if (launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()).empty()) {
+        ADD_FAILURE() << "the launcher refused " << s.rows << "x" << s.cols << ": nothing launched";
+        e.wrong = size_t(s.rows);  // not compared: nothing ran
+        return e;
+    }
     CHECK(cudaDeviceSynchronize());
     std::vector<double> got;
     d_y.download(got);
-    Exact e;
     for (int r = 0; r < s.rows; ++r)
         if (!(got[r] == double(want[r]))) {  // NaN (never written) fails too
             if (e.wrong++ == 0) { e.first = r; e.got = got[r]; e.want = double(want[r]); }
@@ -647,7 +660,7 @@ __global__ void matvecDropsLastColumn(const double* A, const double* x, double* 
 TEST(MatvecPitfall, ADroppedColumnIsCaught) {
     SKIP_WITHOUT_GPU();
     auto launch = [](const double* A, const double* x, double* y, int rows, int cols, double*) {
-        launch_row_loop(matvecDropsLastColumn, A, x, y, rows, cols);
+        return launch_row_loop(matvecDropsLastColumn, A, x, y, rows, cols);
     };
     for (Shape s : std::vector<Shape>{{1000, 333}, {16, 8192}, {1, 2}}) {
         double tol = 0;
