@@ -67,8 +67,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -200,14 +198,15 @@ std::string waived_reduceBulkCopy() {
 
 // ---- The launcher ----------------------------------------------------------
 // One block per SM (the ring takes most of its shared memory), no more blocks
-// than whole chunks (at least one: small n is all head and tail).
+// than whole chunks (at least one: small n is all head and tail). Where the
+// ring's shared memory is refused it launches nothing and returns "" (a launch
+// description is never empty); waived_reduceBulkCopy says why, and the callers
+// ask it first.
 template <class T, bool kEdges = true>
 std::string launch_reduceBulkCopy(const T* in, size_t n, Workspace<T>& ws) {
-    static const size_t most = [] {
-        const std::string why = common::request_dynamic_smem(reduceBulkCopy<T, kEdges>, kBulkSmem);
-        if (!why.empty()) std::fprintf(stderr, "reduceBulkCopy launched where it is waived: %s\n", why.c_str()), std::exit(1);
-        return resident_grid(reduceBulkCopy<T, kEdges>, kBulkThreads, SIZE_MAX / 2, 1, kBulkSmem);
-    }();
+    static const std::string refused = common::request_dynamic_smem(reduceBulkCopy<T, kEdges>, kBulkSmem);
+    if (!refused.empty()) return "";
+    static const size_t most = resident_grid(reduceBulkCopy<T, kEdges>, kBulkThreads, SIZE_MAX / 2, 1, kBulkSmem);
     const size_t chunks = n / (kBulkStageBytes / sizeof(T));
     const size_t grid = std::max<size_t>(1, std::min(most, chunks));
     reduceBulkCopy<T, kEdges><<<grid, kBulkThreads, kBulkSmem>>>(in, n, ws.partial, ws.ticket, ws.out);
