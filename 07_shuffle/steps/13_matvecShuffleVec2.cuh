@@ -34,7 +34,7 @@ namespace shuffle {
 // scalars, since its pairs are not aligned for both kinds of row.
 // No lane returns early: the width-LANES shuffles name the full warp.
 // What to look for: one warp per row (32 lanes, 1 row) reaches CUB on long
-// rows and collapses on short ones (31 of 32 lanes idle at 8 columns).
+// rows and collapses on short ones (28 of 32 lanes idle at 8 columns: 4 pairs).
 template <int LANES, int ROWS, bool EVEN>
 __global__ void __launch_bounds__(kMatvecBlock)
 matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int rows, int cols) {

@@ -61,8 +61,9 @@ inline std::string launch_shape(Vec2Shape v, const double* A, const double* x, d
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
     const int64_t resident_blocks = int64_t(common::sm_count()) * kBlocksPerSm;
-    // Few long rows: fewer rows than half a GPU of blocks -> split each row.
-    // (From 1000 rows on, a block per row measured as fast or faster.)
+    // Few long rows: fewer rows than half a GPU of blocks -> split each row;
+    // more rows: a block per row, which measured as fast or faster (at
+    // 1000 x 33333: README, worklog step 4).
     if (pairs >= 8 * kMatvecBlock && rows < resident_blocks / 2) return {32, 1, false, true};
     if (pairs >= 8 * kMatvecBlock) return {32, 1, true};
     if (cols <= kMaxThinCols) return {1, 1, false, false, true};  // two rows a thread, no shuffles
