@@ -394,7 +394,8 @@ inline bool run_volatile(SyncReport& rep, const common::DeviceInfo& dev, bool pi
     for (int which = pitfalls ? 0 : 1; which < 3; ++which) {
         const WaitResult w = run_wait(dev, which, delay, max_spins);
         if (!w.refused.empty()) {
-            rep.add({"volatile", names[which], "2 blocks, 2 SMs", 0, "cycles", "nothing launched: " + w.refused, "FAIL"});
+            rep.add({"volatile", names[which], "2 blocks, 2 SMs", 0, "cycles", "nothing launched: " + w.refused,
+                     "FAIL"});
             if (which != 0) ok = false;  // the pitfall's row never sets the result
             continue;
         }

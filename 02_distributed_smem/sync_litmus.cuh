@@ -192,7 +192,8 @@ inline bool run_litmus(SyncReport& rep, const common::DeviceInfo& dev, unsigned 
         const Order o = Order(v);
         const LitmusResult r = sb ? run_store_buffering(dev, o, s) : run_message_passing(dev, o, s);
         report_litmus(rep, sb ? "litmus SB" : "litmus MP", o, r, sb);
-        ok &= r.refused.empty() && r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
+        ok &= r.refused.empty() && r.timeouts == 0 && r.same_sm_pairs == 0 &&
+              (!litmus_must_be_strong(o) || r.weak == 0);
     }
     return ok;
 }

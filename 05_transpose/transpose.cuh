@@ -201,8 +201,9 @@ transposeSmemPadCoarse(const float* __restrict__ in, float* __restrict__ out, in
 //
 // 16-byte accesses need 16-byte aligned rows: in and out on 16 bytes,
 // cols % 4 == 0 for the input and rows % 4 == 0 for the output; the launcher
-// runs transposeSmemPadCoarse otherwise (vec4_refusal). Edge tiles (partly outside the matrix) take bounds-checked
-// scalar accesses; the full-tile test is uniform across the block.
+// runs transposeSmemPadCoarse otherwise (vec4_refusal). Edge tiles (partly
+// outside the matrix) take bounds-checked scalar accesses; the full-tile test
+// is uniform across the block.
 //
 // kColumnGrid picks the order in which blocks are launched, and so which
 // tiles are in flight together. Row order (blockIdx.x along a tile row, as in
