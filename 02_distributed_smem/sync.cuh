@@ -363,11 +363,17 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
 
 // ---------------------------------------------------------------------------------------------
 // volatile and the hoisted load.
-struct WaitResult { bool seen; long long spins, cycles; std::string launch; };
+struct WaitResult {
+    bool seen;
+    long long spins, cycles;
+    std::string launch;   // the launch column
+    std::string refused;  // why nothing was launched (the shared memory refused); "" when it ran
+};
 inline WaitResult run_wait(const common::DeviceInfo& dev, int which, long long delay_cycles, long long max_spins) {
     auto kernel = which == 0 ? waitFlagPlain : which == 1 ? waitFlagVolatile : waitFlagAtomic;
     const size_t smem = one_block_per_sm_smem(dev);
-    allow_smem(kernel, smem);
+    const std::string why = common::request_dynamic_smem(kernel, smem);
+    if (!why.empty()) return {false, 0, 0, "", why};
     common::DeviceBuffer<int> flag(1);
     common::DeviceBuffer<long long> out(3);
     CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
@@ -377,7 +383,7 @@ inline WaitResult run_wait(const common::DeviceInfo& dev, int which, long long d
     CHECK(cudaDeviceSynchronize());
     std::vector<long long> o;
     out.download(o);
-    return {o[0] == 1, o[1], o[2], common::launch_string(2, 32, smem)};
+    return {o[0] == 1, o[1], o[2], common::launch_string(2, 32, smem), ""};
 }
 
 inline bool run_volatile(SyncReport& rep, const common::DeviceInfo& dev, bool pitfalls) {
@@ -387,6 +393,13 @@ inline bool run_volatile(SyncReport& rep, const common::DeviceInfo& dev, bool pi
     const char* names[] = {"waitFlagPlain (PITFALL)", "waitFlagVolatile", "waitFlagAtomic"};
     for (int which = pitfalls ? 0 : 1; which < 3; ++which) {
         const WaitResult w = run_wait(dev, which, delay, max_spins);
+        if (!w.refused.empty()) {
+            rep.add({"volatile", names[which], common::launch_string(2, 32, one_block_per_sm_smem(dev)), 0, "cycles",
+                     "nothing launched: " + w.refused,
+                     "FAIL"});
+            if (which != 0) ok = false;  // the pitfall's row never sets the result
+            continue;
+        }
         std::string note = std::to_string(w.spins) + " spins (bound " + std::to_string(max_spins) + "), " +
                            std::to_string(w.cycles) + " cycles waited";
         const char* result;

@@ -3,8 +3,6 @@
 // sync_kernels.cuh), run, counted and reported.
 #pragma once
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
@@ -23,14 +21,11 @@ namespace distributed_smem::sync {
 // then run on different SMs, and a grid of at most #SMs blocks is all resident at once. Under a
 // GPU_PROFILE with less shared memory per block than half this GPU's SM, blocks may share an SM
 // (the results count such pairs); the launch never asks for more than the profile allows.
+// Sized to fit, so common::request_dynamic_smem should never refuse it; where it does, the
+// launchers (launch_mp, launch_sb, run_wait) launch nothing and say why, and the row says FAIL.
 inline size_t one_block_per_sm_smem(const common::DeviceInfo&) {
     const common::Gpu& g = common::gpu();
     return std::min(g.smem_per_sm / 2 + 1024, g.smem_per_block - 1024);  // room for the static variables
-}
-template <class... Params>
-inline void allow_smem(void (*kernel)(Params...), size_t bytes) {
-    const std::string why = common::request_dynamic_smem(kernel, bytes);
-    if (!why.empty()) std::fprintf(stderr, "litmus: %s\n", why.c_str()), std::exit(1);  // sized above: never
 }
 
 // clock64() budget of every bounded wait: about 1 s at the H200's ~2 GHz. A wait that works ends in
@@ -41,6 +36,7 @@ constexpr long long kWaitBudgetCycles = 2'000'000'000;
 // ---------------------------------------------------------------------------------------------
 // Litmus tests.
 struct LitmusResult {
+    std::string refused;  // why nothing was launched; "" when the test ran
     unsigned long long instances = 0, weak = 0, timeouts = 0;
     unsigned long long outcome[4] = {0, 0, 0, 0};  // SB: (r1,r2) = (0,0) (0,1) (1,0) (1,1)
     int pairs = 0, same_sm_pairs = 0, distinct_sms = 0;
@@ -61,19 +57,24 @@ inline LitmusShape litmus_shape(const common::DeviceInfo& dev, unsigned long lon
     return s;
 }
 
+// Each launches one litmus run: "" once launched, else why not (nothing launched).
 template <Order O>
-inline void launch_mp(const LitmusShape& s, size_t smem, int* data, int* flag, unsigned* meet,
-                      unsigned long long* counts, unsigned* sm) {
-    allow_smem(litmusMessagePassing<O>, smem);
+inline std::string launch_mp(const LitmusShape& s, size_t smem, int* data, int* flag, unsigned* meet,
+                             unsigned long long* counts, unsigned* sm) {
+    const std::string why = common::request_dynamic_smem(litmusMessagePassing<O>, smem);
+    if (!why.empty()) return why;
     litmusMessagePassing<O><<<2 * s.pairs, s.lanes, smem>>>(data, flag, meet, s.rounds, kWaitBudgetCycles, counts, sm);
     CHECK_LAUNCH();
+    return "";
 }
 template <Order O>
-inline void launch_sb(const LitmusShape& s, size_t smem, int* x, int* y, unsigned* meet, int* ra, int* rb,
-                      unsigned long long* counts, unsigned* sm) {
-    allow_smem(litmusStoreBuffering<O>, smem);
+inline std::string launch_sb(const LitmusShape& s, size_t smem, int* x, int* y, unsigned* meet, int* ra, int* rb,
+                             unsigned long long* counts, unsigned* sm) {
+    const std::string why = common::request_dynamic_smem(litmusStoreBuffering<O>, smem);
+    if (!why.empty()) return why;
     litmusStoreBuffering<O><<<2 * s.pairs, s.lanes, smem>>>(x, y, meet, s.rounds, kWaitBudgetCycles, ra, rb, counts, sm);
     CHECK_LAUNCH();
+    return "";
 }
 
 inline void count_sms(const std::vector<unsigned>& sm, LitmusResult& r) {
@@ -94,19 +95,22 @@ inline LitmusResult run_message_passing(const common::DeviceInfo& dev, Order o, 
     CHECK(cudaMemset(meet.get(), 0, s.pairs * sizeof(unsigned)));
     CHECK(cudaMemset(counts.get(), 0, 2 * sizeof(unsigned long long)));
     const size_t smem = one_block_per_sm_smem(dev);
+    std::string refused;
     const float ms = common::time_once_ms([&] {
         switch (o) {
-            case Order::Plain: launch_mp<Order::Plain>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-            case Order::Volatile: launch_mp<Order::Volatile>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-            case Order::Fence: launch_mp<Order::Fence>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
-            case Order::Atomic: launch_mp<Order::Atomic>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+            case Order::Plain: refused = launch_mp<Order::Plain>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+            case Order::Volatile: refused = launch_mp<Order::Volatile>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+            case Order::Fence: refused = launch_mp<Order::Fence>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
+            case Order::Atomic: refused = launch_mp<Order::Atomic>(s, smem, data.get(), flag.get(), meet.get(), counts.get(), sm.get()); break;
         }
     });
+    LitmusResult r;
+    r.refused = refused;
+    if (!refused.empty()) return r;  // nothing ran: no counts to read, no time to report
     std::vector<unsigned long long> c;
     std::vector<unsigned> smv;
     counts.download(c);
     sm.download(smv);
-    LitmusResult r;
     r.instances = s.instances();
     r.weak = c[0];
     r.timeouts = c[1];
@@ -131,20 +135,23 @@ inline LitmusResult run_store_buffering(const common::DeviceInfo& dev, Order o, 
     CHECK(cudaMemset(meet.get(), 0, s.pairs * sizeof(unsigned)));
     CHECK(cudaMemset(counts.get(), 0, 2 * sizeof(unsigned long long)));
     const size_t smem = one_block_per_sm_smem(dev);
+    std::string refused;
     const float ms = common::time_once_ms([&] {
         switch (o) {
-            case Order::Plain: launch_sb<Order::Plain>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-            case Order::Volatile: launch_sb<Order::Volatile>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-            case Order::Fence: launch_sb<Order::Fence>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
-            case Order::Atomic: launch_sb<Order::Atomic>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+            case Order::Plain: refused = launch_sb<Order::Plain>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+            case Order::Volatile: refused = launch_sb<Order::Volatile>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+            case Order::Fence: refused = launch_sb<Order::Fence>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
+            case Order::Atomic: refused = launch_sb<Order::Atomic>(s, smem, x.get(), y.get(), meet.get(), ra.get(), rb.get(), counts.get(), sm.get()); break;
         }
     });
+    LitmusResult r;
+    r.refused = refused;
+    if (!refused.empty()) return r;  // nothing ran: no outcomes to count, no time to report
     std::vector<int> a, b;
     std::vector<unsigned> smv;
     ra.download(a);
     rb.download(b);
     sm.download(smv);
-    LitmusResult r;
     r.instances = s.instances();
     r.pairs = s.pairs;
     r.ms = ms;
@@ -162,6 +169,11 @@ inline LitmusResult run_store_buffering(const common::DeviceInfo& dev, Order o, 
 inline bool litmus_must_be_strong(Order o) { return o == Order::Fence || o == Order::Atomic; }
 
 inline void report_litmus(SyncReport& rep, const char* experiment, Order o, const LitmusResult& r, bool sb) {
+    if (!r.refused.empty()) {
+        rep.add({experiment, order_name(o), "2 blocks x 32 lanes per pair", 0, "weak outcomes",
+                 "nothing launched: " + r.refused, "FAIL"});
+        return;
+    }
     std::string note = std::to_string(r.instances) + " instances on " + std::to_string(r.pairs) + " block pairs (" +
                        std::to_string(r.distinct_sms) + " distinct SMs, " + std::to_string(r.same_sm_pairs) +
                        " pairs sharing one), " + common::fmt("%.1f", r.ms) + " ms";
@@ -183,7 +195,8 @@ inline bool run_litmus(SyncReport& rep, const common::DeviceInfo& dev, unsigned 
         const Order o = Order(v);
         const LitmusResult r = sb ? run_store_buffering(dev, o, s) : run_message_passing(dev, o, s);
         report_litmus(rep, sb ? "litmus SB" : "litmus MP", o, r, sb);
-        ok &= r.timeouts == 0 && r.same_sm_pairs == 0 && (!litmus_must_be_strong(o) || r.weak == 0);
+        ok &= r.refused.empty() && r.timeouts == 0 && r.same_sm_pairs == 0 &&
+              (!litmus_must_be_strong(o) || r.weak == 0);
     }
     return ok;
 }

@@ -124,13 +124,15 @@ size_t max_tile_words(int tiles) {
     return w;
 }
 
-// Runs kernel k once on fresh output and checks it; returns the comparison.
+// Runs kernel k once on fresh output and checks it; returns the comparison. A launcher that
+// refuses (*launch = "") ran nothing: nothing is compared, and the caller reports it.
 common::Comparison run_and_check(const TileKernel& k, int tiles, TileData& d, std::string* launch) {
     const size_t words = k.bytes(tiles) / 4;
     d.ref.resize(words);
     expected_output(k, d.in.data(), d.ref.data(), k.blocks(tiles));
     d.d_out.poison();
     *launch = k.launch(d.d_in.get(), d.d_out.get(), k.blocks(tiles));
+    if (launch->empty()) return {};
     CHECK(cudaDeviceSynchronize());
     d.got.resize(d.d_out.size());
     d.d_out.download(d.got);
@@ -161,6 +163,11 @@ bool run_tiles(int tiles, const Options& o, common::Report& report) {
         }
         std::string launch;
         const common::Comparison c = run_and_check(k, tiles, d, &launch);
+        if (launch.empty()) {  // waiver() said yes, the launcher no: nothing ran, nothing to time
+            std::printf("  %s: FAIL: the launcher refused (nothing launched)\n", k.name);
+            ok = false;
+            continue;
+        }
         if (!c.pass()) std::printf("  %s: %s\n", k.name, common::describe(c, d.got.data(), d.ref.data()).c_str());
         const double ms = common::time_median_ms(
             [&] { k.launch(d.d_in.get(), d.d_out.get(), k.blocks(tiles)); }, int(o.common.warmup), int(o.common.reps));
@@ -366,9 +373,10 @@ bool run_ncu(const Options& o, int sms) {
             continue;
         }
         std::string launch;
-        const bool pass = run_and_check(k, tiles, d, &launch).pass();
+        const bool pass = run_and_check(k, tiles, d, &launch).pass() && !launch.empty();
         print_model(k.name, tally(k.trace()).scale(uint64_t(k.blocks(tiles))));
-        std::printf("  %s %s: %s\n", k.name, launch.c_str(), pass ? "PASS" : "FAIL");
+        std::printf("  %s %s: %s\n", k.name, launch.empty() ? "(the launcher refused: nothing launched)" : launch.c_str(),
+                    pass ? "PASS" : "FAIL");
         ok &= pass;
     }
     for (int stride : kStrides)

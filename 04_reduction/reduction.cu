@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -108,7 +109,9 @@ T download_out(const Workspace<T>& ws) {
 }
 
 // Poison the result and the partial sums, run once, return the result; the
-// launch configuration and the launch's time (events) if asked for.
+// launch configuration and the launch's time (events) if asked for. Callers
+// ask waiver() first; a launcher that still refuses (returns "": nothing ran)
+// has no result to check or time, so the program stops there (exit 1).
 template <class T>
 T run_once(const Kernel<T>& k, const T* in, size_t n, Workspace<T>& ws, std::string* launch,
            double* once_ms = nullptr) {
@@ -118,6 +121,10 @@ T run_once(const Kernel<T>& k, const T* in, size_t n, Workspace<T>& ws, std::str
     CHECK(cudaDeviceSynchronize());
     std::string l;
     const double ms = common::time_once_ms([&] { l = k.launch(in, n, ws); });
+    if (l.empty()) {
+        std::fprintf(stderr, "%s: the launcher refused n = %zu where waiver() did not (nothing launched)\n", k.name, n);
+        std::exit(1);
+    }
     if (launch) *launch = l;
     if (once_ms) *once_ms = ms;
     CHECK(cudaDeviceSynchronize());

@@ -41,7 +41,8 @@ __global__ void copyGmem(const float* __restrict__ in, float* __restrict__ out, 
 // (16 bytes) per thread: a quarter of the instructions of a 4-byte copy, and
 // every warp moves 512 contiguous bytes. It must itself reach >= 95% of
 // cudaMemcpy, or the ceiling flatters (unrolling it to 2, 4 or 8 float4 per
-// thread measured slower, not faster: README, worklog step 1).
+// thread measured slower, not faster: README, worklog step 1). in and out
+// must start on 16 bytes (the launcher checks; copyGmem runs otherwise).
 constexpr int kCopyThreads = 256;
 __global__ void __launch_bounds__(kCopyThreads)
 copyVec4(const float* __restrict__ in, float* __restrict__ out, size_t n) {
@@ -198,10 +199,11 @@ transposeSmemPadCoarse(const float* __restrict__ in, float* __restrict__ out, in
 // gather's 8 rows x 4 columns land on 32 different banks. No conflicts, no
 // wasted shared memory (see 03_bank_conflicts for the general rule).
 //
-// 16-byte accesses need 16-byte aligned rows: cols % 4 == 0 for the input and
-// rows % 4 == 0 for the output; the launcher runs transposeSmemPadCoarse for
-// other shapes. Edge tiles (partly outside the matrix) take bounds-checked
-// scalar accesses; the full-tile test is uniform across the block.
+// 16-byte accesses need 16-byte aligned rows: in and out on 16 bytes,
+// cols % 4 == 0 for the input and rows % 4 == 0 for the output; the launcher
+// runs transposeSmemPadCoarse otherwise (vec4_refusal). Edge tiles (partly
+// outside the matrix) take bounds-checked scalar accesses; the full-tile test
+// is uniform across the block.
 //
 // kColumnGrid picks the order in which blocks are launched, and so which
 // tiles are in flight together. Row order (blockIdx.x along a tile row, as in
@@ -297,7 +299,10 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
 // row's first aligned float4 at or before column c0; a_r = the floats it
 // starts early), so 17 float4s cover the 64 columns. Extra columns of a float4
 // are simply not used. Both sides issue only aligned 16-byte accesses, and
-// every output sector is written whole by one block.
+// every output sector is written whole by one block. ("Absolute" is counted
+// from the array's first float: in must start on 16 bytes and out on 32, as
+// cudaMalloc'd buffers do; the launcher runs transposeSmemPadCoarse for a
+// pointer off 16 bytes, and out on 16 but not 32 is right, only slower.)
 //
 // Shared memory: a 72 x 69 float tile (odd row stride: the column gather of
 // rows 4t + k for t = 0..7 hits 8 different banks per row group; the per-row
@@ -404,7 +409,31 @@ std::string launch_2d(const float* in, float* out, int rows, int cols) {
     return common::launch_string(grid, block);
 }
 
+// Float4 accesses need 16-byte aligned addresses. cudaMalloc'd buffers start
+// on 256 bytes; a pointer into the middle of one (in + 1) need not: each
+// launcher below checks what its kernel relies on before launching it.
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// "" if in and out both start on 16 bytes, else why not: what copyVec4 and
+// transposeSectorAligned rely on (they find every row's float4s from the
+// index alone, whatever the shape).
+inline std::string pointer_refusal(const float* in, const float* out) {
+    return aligned16(in) && aligned16(out) ? "" : "in or out not 16-byte aligned";
+}
+
+// "" if transposeSwizzleVec4 can run, else why not: besides aligned pointers,
+// every row of in (cols floats) and of out (rows floats) must be a whole
+// number of float4s, so that each row starts on 16 bytes too.
+inline std::string vec4_refusal(const float* in, const float* out, int rows, int cols) {
+    const std::string why = pointer_refusal(in, out);
+    if (!why.empty()) return why;
+    return rows % 4 != 0 || cols % 4 != 0 ? "rows, cols % 4 != 0" : "";
+}
+
+// Unaligned pointers: the seeds' copyGmem (4 bytes a thread), and the launch column says so.
 inline std::string launch_copyVec4(const float* in, float* out, int rows, int cols) {
+    const std::string why = pointer_refusal(in, out);
+    if (!why.empty()) return launch_2d<copyGmem>(in, out, rows, cols) + " (copyGmem: " + why + ")";
     const size_t n = size_t(rows) * cols, per_block = size_t(kCopyThreads) * 4;
     const dim3 grid(unsigned(common::ceil_div(n, per_block))), block(kCopyThreads);
     copyVec4<<<grid, block>>>(in, out, n);
@@ -426,11 +455,12 @@ inline std::string launch_coarse(const float* in, float* out, int rows, int cols
     return common::launch_string(grid, block);
 }
 
-// 16-byte accesses need rows of a multiple of 4 floats (cudaMalloc'd bases
-// are 256-byte aligned); for other shapes this runs transposeSmemPadCoarse.
+// Where vec4_refusal says no (a row or a pointer off 16 bytes), this runs
+// transposeSmemPadCoarse instead, and the launch column says why.
 template <bool kColumnGrid>
 std::string launch_vec4(const float* in, float* out, int rows, int cols) {
-    if (rows % 4 != 0 || cols % 4 != 0) return launch_coarse(in, out, rows, cols) + " (coarse: rows, cols % 4 != 0)";
+    const std::string why = vec4_refusal(in, out, rows, cols);
+    if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
     const int tr = common::ceil_div(rows, kVecTile), tc = common::ceil_div(cols, kVecTile);
     const dim3 block(kVecThreads), grid(kColumnGrid ? tr : tc, kColumnGrid ? tc : tr);
     transposeSwizzleVec4<kColumnGrid><<<grid, block>>>(in, out, rows, cols);
@@ -439,7 +469,10 @@ std::string launch_vec4(const float* in, float* out, int rows, int cols) {
 }
 
 // Grid down tile columns; one more tile row when the windows start up to 7 early.
+// Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says so.
 inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
+    const std::string why = pointer_refusal(in, out);
+    if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
     const int span = rows + ((rows & 7) ? kAlignedHalo - 1 : 0);
     const dim3 block(kAlignedThreads), grid(common::ceil_div(span, kAlignedTile), common::ceil_div(cols, kAlignedTile));
     transposeSectorAligned<<<grid, block>>>(in, out, rows, cols);

@@ -64,7 +64,7 @@ struct Args {
 
 // copyVec4: out[i] = in[i + RADIUS], one float4 per thread (05_transpose's
 // copy: unrolling it measured slower there). RADIUS floats = 16 bytes, so
-// in + RADIUS is still 16-byte aligned.
+// in + RADIUS is on 16 bytes whenever in is (launch_copy checks in and out).
 // It reads n floats where the stencil reads n + 8: the 32-byte difference is
 // counted for both, the same bytes model everywhere.
 __global__ void __launch_bounds__(kBlock)
@@ -227,7 +227,8 @@ __device__ __forceinline__ void tail(const float* __restrict__ in, float* __rest
 // second and third the first loads of its two right-hand neighbours. L1
 // serves the overlap (ncu: exactly as many sectors come from L2 as for the
 // copy), no barrier holds anyone back, and each thread has 16 bytes of its
-// own in flight, like the copy. Look for: copy speed.
+// own in flight, like the copy. Look for: copy speed. Like every float4
+// kernel here it needs in and out on 16 bytes (vec4_refusal, below).
 __global__ void __launch_bounds__(kBlock)
 stencil1DL1Vec4(const float* __restrict__ in, float* __restrict__ out, size_t n) {
     const size_t t = size_t(blockIdx.x) * kBlock + threadIdx.x;
@@ -409,6 +410,40 @@ std::string launch_one_pass(const Args& a) {
     return common::launch_string(dim3(grid), dim3(kThreads));
 }
 
+// The float4 kernels (copyVec4, stencil1DL1Vec4, stencil1DSmemVec4) load and
+// store 16 bytes at a time, so in and out must start on 16 bytes. cudaMalloc'd
+// buffers start on 256; a pointer into the middle of one (in + 1) need not.
+// There their launchers compute the same outputs 4 bytes at a time, and the
+// launch column says so.
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// "" if the float4 kernels can take a's pointers, else why not.
+inline std::string vec4_refusal(const Args& a) {
+    return aligned16(a.in) && aligned16(a.out) ? "" : "in or out not 16-byte aligned";
+}
+
+// copyVec4; where it cannot run, the runtime's copy of the same bytes (it takes any alignment).
+inline std::string launch_copy(const Args& a) {
+    const std::string why = vec4_refusal(a);
+    if (why.empty()) return launch_one_pass<copyVec4, kBlock, 4>(a);
+    CHECK(cudaMemcpyAsync(a.out, a.in + RADIUS, a.n * sizeof(float), cudaMemcpyDeviceToDevice));
+    return "cudaMemcpyAsync (" + why + ")";
+}
+
+// stencil1DL1Vec4; where it cannot run, its one-float step, stencil1DL1.
+inline std::string launch_l1_vec4(const Args& a) {
+    const std::string why = vec4_refusal(a);
+    if (why.empty()) return launch_one_pass<stencil1DL1Vec4, kBlock, 4>(a);
+    return launch_one_pass<stencil1DL1, kBlock, 1>(a) + " (stencil1DL1: " + why + ")";
+}
+
+// stencil1DSmemVec4; where it cannot run, the seed's tile one float at a time, stencil1DConstant.
+inline std::string launch_smem_vec4(const Args& a) {
+    const std::string why = vec4_refusal(a);
+    if (why.empty()) return launch_one_pass<stencil1DSmemVec4, kVec4Block, 4>(a);
+    return launch_constant(a) + " (stencil1DConstant: " + why + ")";
+}
+
 using LaunchFn = std::string (*)(const Args&);
 
 struct Kernel {
@@ -422,7 +457,7 @@ struct Kernel {
 // ceiling). Only correct kernels: a loop over this list never runs racy code.
 inline const std::vector<Kernel>& kernels() {
     static const std::vector<Kernel> k = {
-        {"copyVec4", launch_one_pass<copyVec4, kBlock, 4>, true, "copy of the same bytes, one float4 per thread: the ceiling"},
+        {"copyVec4", launch_copy, true, "copy of the same bytes, one float4 per thread: the ceiling"},
         {"stencil1DGlobal", [](const Args& a) { return launch_global(a); }, false,
          "smem tile + halo, coefficients from a global array"},
         {"stencil1DConstant", [](const Args& a) { return launch_constant(a); }, false,
@@ -430,8 +465,8 @@ inline const std::vector<Kernel>& kernels() {
         {"stencil1DReadOnly", [](const Args& a) { return launch_read_only(a); }, false,
          "smem tile + halo, coefficients via const __restrict__ / __ldg"},
         {"stencil1DL1", launch_one_pass<stencil1DL1, kBlock, 1>, false, "no shared memory: 8 loads per output, L1 serves the overlap"},
-        {"stencil1DL1Vec4", launch_one_pass<stencil1DL1Vec4, kBlock, 4>, false, "no shared memory, 4 outputs per thread, float4 loads"},
-        {"stencil1DSmemVec4", launch_one_pass<stencil1DSmemVec4, kVec4Block, 4>, false, "smem tile loaded and stored as float4, 4 outputs per thread"},
+        {"stencil1DL1Vec4", launch_l1_vec4, false, "no shared memory, 4 outputs per thread, float4 loads"},
+        {"stencil1DSmemVec4", launch_smem_vec4, false, "smem tile loaded and stored as float4, 4 outputs per thread"},
     };
     return k;
 }

@@ -247,6 +247,12 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         d_y.poison();  // NaN: a row the kernel does not write fails
         const std::string launch = k.launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        if (launch.empty()) {  // refused: nothing ran, so nothing to check or time; every listed kernel must take
+                               // every shape check_shape admits
+            std::printf("%-28s refused %s: nothing launched%s\n", k.name, problem.c_str(), pitfall ? "" : " (FAIL)");
+            if (!pitfall) ok = false;
+            continue;
+        }
         CHECK(cudaDeviceSynchronize());
         const common::Comparison c = check_y(k.name);
         const double ms = common::time_median_ms(
@@ -263,14 +269,21 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
                     gbps(s, best_ms) / cub_gbps);
 
     if (tune) {
-        // One variant: checked (a wrong y fails the run), then timed; its GB/s.
+        // One variant: launched and checked (a wrong y fails the run), then
+        // timed; its GB/s. A launcher that refuses (returns "") ran nothing:
+        // -1, neither checked nor timed, and the line says "refused".
         auto check_and_time = [&](const char* name, auto launch, bool& pass) {
             d_y.poison();
-            launch();
+            pass = false;
+            if (launch().empty()) return -1.0;
             CHECK(cudaDeviceSynchronize());
             pass = check_y(name).pass();
             ok &= pass;
             return gbps(s, common::time_median_ms(launch, int(opt.warmup), int(opt.reps)));
+        };
+        auto variant_line = [&](const char* what, double rate, bool pass, bool picked) {
+            if (rate < 0) std::printf("%s: refused at %s (nothing launched)\n", what, problem.c_str());
+            else std::printf("%s: %.0f GB/s%s%s\n", what, rate, pass ? "" : " FAIL", picked ? " *" : "");
         };
         const Vec2Shape pick = tuned_shape(s.rows, s.cols);
         std::printf("tuning matvecVec2 at %s: GB/s per (lanes per row) x (rows per segment); * = tuned_shape()\n",
@@ -283,32 +296,32 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
             for (int r : kRowChoices) {
                 bool pass = false;
                 const double rate = check_and_time(
-                    "matvecVec2", [&] { launch_shape({l, r}, d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); }, pass);
+                    "matvecVec2",
+                    [&] { return launch_shape({l, r}, d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); }, pass);
                 const bool picked = !pick.block_per_row && !pick.split_rows && !pick.thin_rows && l == pick.lanes &&
                                     r == pick.rows_per_segment;
-                std::printf(" %9.0f%s", rate, !pass ? "!" : picked ? "*" : " ");
+                if (rate < 0) std::printf(" %10s", "refused");
+                else std::printf(" %9.0f%s", rate, !pass ? "!" : picked ? "*" : " ");
             }
             std::printf("\n");
         }
         bool pass = false;
         double rate = check_and_time(
-            "matvecBlockRow", [&] { launch_matvecBlockRow(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); }, pass);
-        std::printf("block per row (matvecBlockRow): %.0f GB/s%s%s\n", rate, pass ? "" : " FAIL",
-                    pick.block_per_row ? " *" : "");
-        if (s.cols <= kMaxThinCols) {
+            "matvecBlockRow", [&] { return launch_matvecBlockRow(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); },
+            pass);
+        variant_line("block per row (matvecBlockRow)", rate, pass, pick.block_per_row);
+        if (s.cols <= kMaxThinCols) {  // its only shapes: not tried on others
             rate = check_and_time(
-                "matvecThinRows", [&] { launch_matvecThinRows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); },
-                pass);
-            std::printf("two rows a thread (matvecThinRows): %.0f GB/s%s%s\n", rate, pass ? "" : " FAIL",
-                        pick.thin_rows ? " *" : "");
+                "matvecThinRows",
+                [&] { return launch_matvecThinRows(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols); }, pass);
+            variant_line("two rows a thread (matvecThinRows)", rate, pass, pick.thin_rows);
         }
-        if (!split_fits_scratch(s.rows, s.cols)) return ok;
         rate = check_and_time("matvecSplitRow", [&] {
-            launch_matvecSplitRow(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+            return launch_matvecSplitRow(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
         }, pass);
-        std::printf("rows split across blocks (matvecSplitRow + sum, %lld pairs a block): %.0f GB/s%s%s\n",
-                    (long long)split_chunk_pairs(s.rows, s.cols), rate, pass ? "" : " FAIL",
-                    pick.split_rows ? " *" : "");
+        const std::string split = "rows split across blocks (matvecSplitRow + sum, " +
+                                  std::to_string(split_chunk_pairs(s.rows, s.cols)) + " pairs a block)";
+        variant_line(split.c_str(), rate, pass, pick.split_rows);
     }
     return ok;
 }

@@ -9,7 +9,8 @@ namespace common {
 
 // cudaMalloc'd array of n T, freed when it goes out of scope (so a failed
 // test does not leak). cudaMalloc memory is aligned to 256 bytes, which the
-// 16-byte vector loads in the kernels rely on.
+// 16-byte vector loads in the kernels need; get() + 1 is not, and their
+// launchers check (05, 06, 07: a scalar kernel instead, or a refusal).
 template <class T>
 class DeviceBuffer {
   public:

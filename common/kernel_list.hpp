@@ -6,8 +6,7 @@
 // type. Programs and tests find a kernel by name, never by position, so
 // inserting a step does not silently change what a test checks.
 #pragma once
-#include <cstdio>
-#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,12 +20,12 @@ const K* find_kernel(const std::vector<K>& list, const std::string& name) {
     return nullptr;
 }
 
-// The kernel called `name`; a missing one is a programming error (exit 1).
+// The kernel called `name`; a missing one is a programming error, thrown as
+// std::invalid_argument (a test reports it as that test's failure).
 template <class K>
 const K& kernel_named(const std::vector<K>& list, const std::string& name) {
     if (const K* k = find_kernel(list, name)) return *k;
-    std::fprintf(stderr, "no kernel named '%s' in this list\n", name.c_str());
-    std::exit(1);
+    throw std::invalid_argument("no kernel named '" + name + "' in this list");
 }
 
 // Every name --kernel accepts: the kernels, then the pitfalls.

@@ -85,6 +85,7 @@ TEST_P(MessagePassing, FencedAndAtomicNeverWeakAndEveryWaitEnds) {
     const common::DeviceInfo dev = device();
     const Order o = Order(GetParam());
     const LitmusResult r = run_message_passing(dev, o, litmus_shape(dev, 1000000));
+    ASSERT_EQ(r.refused, "") << order_name(o) << ": nothing launched";
     EXPECT_GE(r.instances, 1000000u);
     EXPECT_EQ(r.timeouts, 0u) << order_name(o) << ": a wait timed out (producer and consumer not co-resident?)";
     if (!testing_gpu::profile_set())  // a profile's smaller blocks may share an SM (sync_litmus.cuh)
@@ -100,6 +101,7 @@ TEST_P(StoreBuffering, FencedAndSeqCstNeverWeakAndEveryInstanceRuns) {
     const common::DeviceInfo dev = device();
     const Order o = Order(GetParam());
     const LitmusResult r = run_store_buffering(dev, o, litmus_shape(dev, 1000000));
+    ASSERT_EQ(r.refused, "") << order_name(o) << ": nothing launched";
     EXPECT_EQ(r.timeouts, 0u) << order_name(o);
     if (!testing_gpu::profile_set()) EXPECT_EQ(r.same_sm_pairs, 0);
     EXPECT_EQ(r.outcome[0] + r.outcome[1] + r.outcome[2] + r.outcome[3], r.instances);
@@ -115,6 +117,7 @@ TEST(SpinWait, VolatileAndAtomicSeeTheFlag) {
     const common::DeviceInfo dev = device();
     for (int which : {1, 2}) {
         const WaitResult w = run_wait(dev, which, 20000, 1 << 20);
+        ASSERT_EQ(w.refused, "") << "nothing launched";
         EXPECT_TRUE(w.seen) << (which == 1 ? "volatile" : "atomic") << " wait timed out after " << w.spins << " spins";
         EXPECT_LT(w.spins, 1 << 20);
     }
@@ -125,6 +128,7 @@ TEST(SpinWait, PlainLoadTimesOutInsteadOfHanging) {
     SKIP_WITHOUT_GPU();
     const common::DeviceInfo dev = device();
     const WaitResult w = run_wait(dev, 0, 20000, 1 << 20);
+    ASSERT_EQ(w.refused, "") << "nothing launched";
     EXPECT_FALSE(w.seen) << "the plain load saw the flag: the compiler did not hoist it this time";
     EXPECT_EQ(w.spins, 1 << 20);
 }
@@ -297,6 +301,15 @@ TEST(SyncPitfalls, EarlyReturnIsCaught) {
                            c.out.find("reduceEarlyReturn: ") != std::string::npos;
     std::printf("    early return: synccheck %s, block sums %s\n", synccheck_caught ? "reported it" : "silent",
                 sum_wrong ? "wrong" : "right");
+    // Whether it shows is up to the code the compiler made and what the SM held before (undefined
+    // behaviour): seen every time from this GPU's own build (make ARCH=sm_90 on the H200); a
+    // compute_NN build that the driver JIT-compiles (make check-gpus) ran it with right sums.
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(reduceEarlyReturn)));
+    if (!(synccheck_caught || sum_wrong) && a.ptxVersion < common::gpu().real_cc)
+        GTEST_SKIP() << "not seen in a build of compute_" << a.ptxVersion << " PTX JIT-compiled for this sm_"
+                     << common::gpu().real_cc << " (undefined behaviour; make ARCH=sm_" << common::gpu().real_cc
+                     << " shows it)";
     EXPECT_TRUE(synccheck_caught || sum_wrong) << c.out;
 }
 

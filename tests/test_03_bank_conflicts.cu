@@ -254,6 +254,15 @@ TEST(TileReference, PermutationsOnASmallTile) {
 
 const std::vector<int> kTiles = {1, 2, 7, 31, 32, 33, 131, 1000, 4099};
 
+// A launcher's "" (it refused: nothing ran) is a test failure, and the poisoned output is not
+// compared: every word counts as wrong.
+common::Comparison refused(const TileKernel& k, size_t words) {
+    ADD_FAILURE() << k.name << ": the launcher refused (nothing launched)";
+    common::Comparison c;
+    c.n = c.mismatches = words;
+    return c;
+}
+
 common::Comparison run_tile(const TileKernel& k, int tiles, uint64_t seed) {
     const size_t words = k.bytes(tiles) / 4;
     std::vector<uint32_t> in(words), ref(words), got;
@@ -262,7 +271,7 @@ common::Comparison run_tile(const TileKernel& k, int tiles, uint64_t seed) {
     common::DeviceBuffer<uint32_t> d_in(words), d_out(words);
     d_in.upload(in);
     d_out.poison();
-    k.launch(d_in.get(), d_out.get(), k.blocks(tiles));
+    if (k.launch(d_in.get(), d_out.get(), k.blocks(tiles)).empty()) return refused(k, words);
     CHECK(cudaDeviceSynchronize());
     d_out.download(got);
     return common::compare(got.data(), ref.data(), words);
@@ -331,7 +340,7 @@ TEST(TileKernelLargest, EveryKernelAtMaxTiles) {
         const size_t w = k.bytes(tiles) / 4;
         expected_output(k, in.data(), ref.data(), k.blocks(tiles));
         d_out.poison();
-        k.launch(d_in.get(), d_out.get(), k.blocks(tiles));
+        if (k.launch(d_in.get(), d_out.get(), k.blocks(tiles)).empty()) return refused(k, w);
         CHECK(cudaDeviceSynchronize());
         d_out.download(got);
         return common::compare(got.data(), ref.data(), w);

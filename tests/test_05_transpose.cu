@@ -1,8 +1,11 @@
 // Every 05_transpose kernel against the CPU transpose, at shapes chosen to
 // break edge handling: 1 x 1, single rows and columns, primes, one less and
-// one more than each tile side, non-square, and one large matrix.
+// one more than each tile side, non-square, and one large matrix; then with
+// in and out pointing into the middle of their arrays (off 16 bytes).
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 #include <gtest/gtest.h>
 #include "05_transpose/transpose.cuh"
@@ -62,6 +65,68 @@ INSTANTIATE_TEST_SUITE_P(
         const Shape s = std::get<1>(p.param);
         return std::get<0>(p.param) + "_" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
     });
+
+// ---- Pointers into the middle of an array ----------------------------------
+// The float4 kernels (copyVec4, transposeSwizzleVec4*, transposeSectorAligned)
+// need in and out on 16 bytes. A cudaMalloc'd buffer starts on 256 bytes, so
+// base + 1 float is 4 bytes off, base + 4 floats aligned again. Their launchers
+// check and run copyGmem or transposeSmemPadCoarse instead, saying so in the
+// launch column; every other kernel takes any float pointer as it is.
+struct OffsetRun {
+    common::Comparison c;
+    size_t outside = 0;  // floats written outside out (before it or after it)
+    std::string launch;
+};
+
+// run() with in and out starting in_off and out_off floats into their buffers;
+// out's buffer has 4 more floats after it. Everything outside out must stay poisoned.
+OffsetRun run_at(const transpose::Kernel& k, Shape s, int in_off, int out_off, uint64_t seed) {
+    constexpr size_t kAfter = 4;
+    const size_t n = size_t(s.rows) * s.cols;
+    std::vector<float> in(n), ref(n), got;
+    common::fill_uniform(in.data(), n, seed, -100.0f, 100.0f);
+    if (k.is_copy) ref = in; else transpose::transpose_cpu(in.data(), ref.data(), s.rows, s.cols);
+    common::DeviceBuffer<float> d_in(in_off + n), d_out(out_off + n + kAfter);
+    CHECK(cudaMemcpy(d_in.get() + in_off, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    d_out.poison();
+    OffsetRun r;
+    r.launch = k.launch(d_in.get() + in_off, d_out.get() + out_off, s.rows, s.cols);
+    CHECK(cudaDeviceSynchronize());
+    d_out.download(got);
+    r.c = common::compare(got.data() + out_off, ref.data(), n);  // exact, as above
+    const uint32_t poison = 0xFFFFFFFFu;
+    for (size_t i = 0; i < got.size(); ++i)
+        if ((i < size_t(out_off) || i >= out_off + n) && std::memcmp(&got[i], &poison, sizeof poison) != 0) ++r.outside;
+    return r;
+}
+
+bool uses_float4(const std::string& name) {
+    return name == "copyVec4" || name == "transposeSwizzleVec4" || name == "transposeSwizzleVec4ColGrid" ||
+           name == "transposeSectorAligned";
+}
+
+TEST(TransposeAlignment, PointersIntoAnArrayMatchCpu) {
+    SKIP_WITHOUT_GPU();
+    // Tile multiples (where the float4 path would run) and shapes whose rows
+    // are not whole float4s (cols or rows % 4 != 0).
+    const std::vector<Shape> shapes = {{64, 64}, {1024, 1024}, {1000, 777}, {63, 65}, {130, 9}, {8193, 67}};
+    const std::vector<std::pair<int, int>> offsets = {{1, 0}, {0, 1}, {1, 1}, {2, 3}, {4, 4}};  // floats: in, out
+    for (const transpose::Kernel& k : transpose::kernels())
+        for (Shape s : shapes)
+            for (const auto& off : offsets) {
+                const uint64_t seed = 31ull * s.rows + s.cols + 7ull * off.first + off.second;
+                const OffsetRun r = run_at(k, s, off.first, off.second, seed);
+                const std::string where = std::string(k.name) + " on " + std::to_string(s.rows) + "x" +
+                                          std::to_string(s.cols) + ", in + " + std::to_string(off.first) +
+                                          ", out + " + std::to_string(off.second) + " (" + r.launch + ")";
+                EXPECT_TRUE(r.c.pass()) << where << ": " << r.c.mismatches << " of " << r.c.n << " wrong, first at "
+                                        << r.c.first_bad;
+                EXPECT_EQ(r.outside, 0u) << where << ": floats written outside out";
+                const bool aligned = off.first % 4 == 0 && off.second % 4 == 0;
+                const bool fell_back = r.launch.find("not 16-byte aligned") != std::string::npos;
+                EXPECT_EQ(fell_back, uses_float4(k.name) && !aligned) << where;
+            }
+}
 
 // ---- A deliberately wrong kernel must be caught -------------------------
 // Seed 000's transposeSmemUnrollPad guards both of a thread's elements with
@@ -178,6 +243,24 @@ TEST(TransposeCpu, ShapeLimits) {
     EXPECT_NE(transpose::check_shape(5, -1), "");
     EXPECT_NE(transpose::check_shape(transpose::kMaxDim + 1, 1), "");
     EXPECT_NE(transpose::check_shape(1000000, 1000000), "");  // 10^12 elements
+}
+
+// What the float4 launchers check before launching (host logic: the made-up
+// addresses below are never dereferenced).
+TEST(TransposeCpu, Float4LaunchersCheckPointersAndRows) {
+    using namespace transpose;
+    const float* base = reinterpret_cast<const float*>(uintptr_t(1) << 20);  // 256-byte aligned, like cudaMalloc
+    EXPECT_EQ(pointer_refusal(base, base + 1024), "");
+    EXPECT_EQ(pointer_refusal(base + 4, base + 8), "");
+    EXPECT_NE(pointer_refusal(base + 1, base), "");
+    EXPECT_NE(pointer_refusal(base, base + 2), "");
+    EXPECT_NE(pointer_refusal(base + 3, base + 3), "");
+    EXPECT_EQ(vec4_refusal(base, base, 64, 1024), "");
+    EXPECT_EQ(vec4_refusal(base, base, 4, 4), "");
+    EXPECT_EQ(vec4_refusal(base, base, 63, 1024), "rows, cols % 4 != 0");  // out's rows: 63 floats
+    EXPECT_EQ(vec4_refusal(base, base, 64, 1022), "rows, cols % 4 != 0");  // in's rows: 1022 floats
+    EXPECT_EQ(vec4_refusal(base + 1, base, 64, 1024), "in or out not 16-byte aligned");
+    EXPECT_EQ(vec4_refusal(base, base + 1, 63, 1023), "in or out not 16-byte aligned");
 }
 
 TEST(TransposeCpu, SwizzleIsAPermutationOfEachRow) {

@@ -8,11 +8,14 @@
 // compared with tolerance 0, broken kernels (one term dropped, one doubled,
 // at a single output) caught at the largest tested size by the program's own
 // tolerance and by the exact check, and every kernel at the largest n the
-// program admits (2^30), where a 32-bit index would be near its limit.
+// program admits (2^30), where a 32-bit index would be near its limit. And
+// every kernel with in and out pointing into the middle of their arrays.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
 #include <string>
+#include <utility>
 #include <vector>
 #include <gtest/gtest.h>
 #include "06_constant_stencil/constant_stencil.cuh"
@@ -200,6 +203,66 @@ TEST(StencilPitfall, UnwrittenTailIsCaught) {
         EXPECT_FALSE(c.pass()) << "the unwritten tail at n = " << n << " went unnoticed";
         EXPECT_EQ(c.mismatches, n % 4);
     }
+}
+
+// ---- Pointers into the middle of an array ----------------------------------
+// The float4 kernels need in and out on 16 bytes. A cudaMalloc'd buffer
+// starts on 256 bytes, so base + 1 float is 4 bytes off, base + 4 floats
+// aligned again. Their launchers check and compute the same outputs 4 bytes
+// at a time instead, saying so in the launch column; the other kernels take
+// any float pointer as it is.
+struct OffsetRun {
+    common::Comparison c;
+    size_t outside = 0;  // floats written outside out (before it or after it)
+    std::string launch;
+};
+
+// run() with in and out starting in_off and out_off floats into their buffers;
+// out's buffer has 4 more floats after it. Everything outside out must stay poisoned.
+OffsetRun run_at(const cs::Kernel& k, size_t n, int in_off, int out_off, uint64_t seed) {
+    constexpr size_t kAfter = 4;
+    const cs::Coefficients c = cs::derivative8();
+    const size_t n_in = n + 2 * cs::RADIUS;
+    std::vector<float> in(n_in), got;
+    common::fill_uniform(in.data(), n_in, seed, -1.0f, 1.0f);
+    common::DeviceBuffer<float> d_in(in_off + n_in), d_out(out_off + n + kAfter), d_coef(cs::RADIUS);
+    cs::set_coefficients(c, d_coef.get());
+    CHECK(cudaMemcpy(d_in.get() + in_off, in.data(), n_in * sizeof(float), cudaMemcpyHostToDevice));
+    d_out.poison();
+    OffsetRun r;
+    r.launch = k.launch({d_in.get() + in_off, d_out.get() + out_off, n, d_coef.get()});
+    CHECK(cudaDeviceSynchronize());
+    d_out.download(got);
+    if (k.is_copy) {
+        r.c = common::compare(got.data() + out_off, in.data() + cs::RADIUS, n);
+    } else {
+        std::vector<double> ref(n);
+        cs::stencil_cpu(in.data(), ref.data(), n, c);
+        r.c = common::compare(got.data() + out_off, ref.data(), n, cs::tolerance(c, 1.0), 0.0);
+    }
+    const uint32_t poison = 0xFFFFFFFFu;
+    for (size_t i = 0; i < got.size(); ++i)
+        if ((i < size_t(out_off) || i >= out_off + n) && std::memcmp(&got[i], &poison, sizeof poison) != 0) ++r.outside;
+    return r;
+}
+
+TEST(StencilAlignment, PointersIntoAnArrayMatchCpu) {
+    SKIP_WITHOUT_GPU();
+    const std::vector<std::pair<int, int>> offsets = {{1, 0}, {0, 1}, {1, 1}, {2, 3}, {4, 4}};  // floats: in, out
+    for (const cs::Kernel& k : cs::kernels())
+        for (size_t n : {size_t(1), size_t(7), S + 1, T, T + 1, size_t(65537), size_t(1000003)})
+            for (const auto& off : offsets) {
+                const OffsetRun r = run_at(k, n, off.first, off.second, 29 * n + 7 * off.first + off.second);
+                const std::string where = std::string(k.name) + " at n = " + std::to_string(n) + ", in + " +
+                                          std::to_string(off.first) + ", out + " + std::to_string(off.second) +
+                                          " (" + r.launch + ")";
+                EXPECT_TRUE(r.c.pass()) << where << ": " << why(r.c);
+                EXPECT_EQ(r.outside, 0u) << where << ": floats written outside out";
+                const bool aligned = off.first % 4 == 0 && off.second % 4 == 0;
+                const bool float4 = std::strstr(k.name, "Vec4") != nullptr;
+                const bool fell_back = r.launch.find("not 16-byte aligned") != std::string::npos;
+                EXPECT_EQ(fell_back, float4 && !aligned) << where;
+            }
 }
 
 // ---- Binary-grid data: an exact float stencil ----------------------------
@@ -399,6 +462,17 @@ TEST(StencilCpu, SizeLimits) {
     EXPECT_NE(cs::check_n(-5), "");
     EXPECT_NE(cs::check_n(cs::kMaxN + 1), "");
     EXPECT_EQ(cs::device_bytes(cs::kMaxN), (2 * size_t(cs::kMaxN) + 3 * cs::RADIUS) * sizeof(float));
+}
+
+// What the float4 launchers check before launching (host logic: the made-up
+// addresses below are never dereferenced).
+TEST(StencilCpu, Float4LaunchersCheckPointers) {
+    float* base = reinterpret_cast<float*>(uintptr_t(1) << 20);  // 256-byte aligned, like cudaMalloc
+    EXPECT_EQ(cs::vec4_refusal({base, base + 1024, 1000, nullptr}), "");
+    EXPECT_EQ(cs::vec4_refusal({base + 4, base + 8, 1, nullptr}), "");
+    EXPECT_EQ(cs::vec4_refusal({base + 1, base, 1000, nullptr}), "in or out not 16-byte aligned");
+    EXPECT_EQ(cs::vec4_refusal({base, base + 2, 1000, nullptr}), "in or out not 16-byte aligned");
+    EXPECT_EQ(cs::vec4_refusal({base + 3, base + 3, 1000, nullptr}), "in or out not 16-byte aligned");
 }
 
 TEST(StencilCpu, KernelListIsInTeachingOrder) {

@@ -2,8 +2,12 @@
 // the GPU against the emulator for every primitive x width x parameter x
 // mask x type, the building blocks at odd sizes, and y = A x at many shapes
 // against a long-double CPU reference. Plus: a wrong width, a wrong mask and
-// a wrong matvec kernel are each caught. Kernels are looked up by name. (The
-// seeds 001, 003 and 004 quoted below: the top README's Sources section.)
+// a wrong matvec kernel are each caught; every matvec kernel with A, x and y
+// pointing into the middle of their arrays; launchers refuse what they cannot
+// take. Kernels are looked up by name. (The seeds 001, 003 and 004 quoted
+// below: the top README's Sources section.)
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -306,6 +310,15 @@ const std::vector<Shape> kShapes = {{1, 1},     {1, 1000},  {1000, 1},  {2, 2}, 
                                     {129, 64},  {100, 333}, {1000, 333}, {3, 100003}, {257, 8191}, {4096, 1024},
                                     {65537, 3}, {40000, 96}, {1, 1000001}, {2, 65537}, {5000, 4099}};
 
+// A launcher's "" (it refused: nothing ran) is a test failure, and the poisoned y is not
+// compared: every row counts as wrong.
+common::Comparison refused(Shape s) {
+    ADD_FAILURE() << "the launcher refused " << s.rows << "x" << s.cols << ": nothing launched";
+    common::Comparison c;
+    c.n = c.mismatches = size_t(s.rows);
+    return c;
+}
+
 // Runs `launch` and compares y with the CPU within gamma_{cols+1} * max_r sum_c |A x|.
 template <class Launch>
 common::Comparison run_matvec(Launch launch, Shape s, uint64_t seed, double* tol_out = nullptr) {
@@ -322,7 +335,7 @@ common::Comparison run_matvec(Launch launch, Shape s, uint64_t seed, double* tol
     d_A.upload(A);
     d_x.upload(x);
     d_y.poison();
-    launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    if (launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()).empty()) return refused(s);
     CHECK(cudaDeviceSynchronize());
     d_y.download(got);
     return common::compare(got.data(), ref.data(), s.rows, tol, 0.0);
@@ -353,7 +366,7 @@ TEST(MatvecVariants, EveryLanesRowsCombination) {
         for (int r : kRowChoices)
             for (Shape s : std::vector<Shape>{{1, 1}, {5, 7}, {37, 64}, {33, 333}, {130, 1}, {9, 1024}, {1000, 3}, {300, 17}}) {
                 auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
-                    launch_shape({l, r}, A, x, y, rows, cols);
+                    return launch_shape({l, r}, A, x, y, rows, cols);
                 };
                 const common::Comparison c = run_matvec(launch, s, 11ull * l + r + s.cols);
                 EXPECT_TRUE(c.pass()) << "lanes " << l << " rows " << r << " on " << s.rows << "x" << s.cols
@@ -365,7 +378,7 @@ TEST(MatvecVariants, BlockPerRow) {
     SKIP_WITHOUT_GPU();
     for (Shape s : std::vector<Shape>{{1, 1}, {3, 2}, {2, 7}, {5, 4097}, {17, 4096}, {4, 100003}, {3, 65536}}) {
         auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double*) {
-            launch_shape({32, 1, true}, A, x, y, rows, cols);
+            return launch_shape({32, 1, true}, A, x, y, rows, cols);
         };
         const common::Comparison c = run_matvec(launch, s, 13ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "block per row on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
@@ -377,7 +390,7 @@ TEST(MatvecVariants, SplitRows) {
     for (Shape s : std::vector<Shape>{{1, 1}, {1, 2}, {2, 7}, {1, 4097}, {3, 100003}, {2, 65537}, {7, 1000001},
                                       {1000, 4099}, {4200, 4096}}) {
         auto launch = [&](const double* A, const double* x, double* y, int rows, int cols, double* scratch) {
-            launch_matvecSplitRow(A, x, y, rows, cols, scratch);
+            return launch_matvecSplitRow(A, x, y, rows, cols, scratch);
         };
         const common::Comparison c = run_matvec(launch, s, 17ull * s.rows + s.cols);
         EXPECT_TRUE(c.pass()) << "split rows on " << s.rows << "x" << s.cols << ": first bad row " << c.first_bad;
@@ -390,6 +403,28 @@ TEST(MatvecVariants, LaunchersRefuseShapesTheyCannotTake) {
     EXPECT_EQ(launch_matvecThinRows(nullptr, nullptr, nullptr, 100, kMaxThinCols + 1), "");
     EXPECT_EQ(launch_matvecThinRows(nullptr, nullptr, nullptr, 0, 1), "");
     EXPECT_EQ(launch_matvecSplitRow(nullptr, nullptr, nullptr, 4, 4, nullptr), "") << "no scratch array";
+}
+
+// Pointers off 16 bytes (host logic: the made-up addresses are never dereferenced). The
+// building blocks of steps 13 to 16 refuse them ("", nothing launched); matvecShuffleVec2 and
+// matvecShuffleTuned run step 12's matvecShuffle instead (MatvecAlignment, below).
+TEST(MatvecVariants, LaunchersRefusePointersOffSixteenBytes) {
+    double* base = reinterpret_cast<double*>(uintptr_t(1) << 20);  // 256-byte aligned, like cudaMalloc
+    EXPECT_EQ(vec2_refusal(base, base + 1024), "");
+    EXPECT_EQ(vec2_refusal(base + 2, base + 4), "");
+    EXPECT_EQ(vec2_refusal(base + 1, base), "A or x not 16-byte aligned");
+    EXPECT_EQ(vec2_refusal(base, base + 3), "A or x not 16-byte aligned");
+    EXPECT_EQ(tuned_refusal(base, base + 2, base + 4), "");
+    EXPECT_EQ(tuned_refusal(base, base, base + 1), "A, x or y not 16-byte aligned");
+    EXPECT_EQ(tuned_refusal(base + 1, base, base), "A, x or y not 16-byte aligned");
+    EXPECT_EQ((launch_matvecVec2<32, 1>(base + 1, base, base, 100, 64)), "");
+    EXPECT_EQ((launch_matvecVec2<4, 2>(base, base + 1, base, 100, 63)), "");
+    EXPECT_EQ(launch_shape({8, 1}, base + 1, base, base, 100, 64), "");
+    EXPECT_EQ(launch_matvecBlockRow(base + 1, base, base, 4, 100000), "");
+    EXPECT_EQ(launch_shape({32, 1, true}, base, base + 1, base, 4, 100000), "");
+    EXPECT_EQ(launch_matvecSplitRow(base + 1, base, base, 2, 1000000, base), "");
+    EXPECT_EQ(launch_matvecThinRows(base + 1, base, base, 100, 3), "") << "A off 16 bytes";
+    EXPECT_EQ(launch_matvecThinRows(base, base, base + 1, 100, 3), "") << "y off 16 bytes";
 }
 
 TEST(MatvecVariants, SplitRowRefusesPartialsPastTheScratchArray) {
@@ -406,7 +441,7 @@ TEST(MatvecVariants, ThinRows) {
         for (int rows : {1, 2, 3, 255, 256, 513, 100001}) {
             const Shape s{rows, c};
             auto launch = [](const double* A, const double* x, double* y, int r, int cc, double*) {
-                launch_matvecThinRows(A, x, y, r, cc);
+                return launch_matvecThinRows(A, x, y, r, cc);
             };
             const common::Comparison cmp = run_matvec(launch, s, 19ull * rows + c);
             EXPECT_TRUE(cmp.pass()) << "thin rows on " << rows << "x" << c << ": first bad row " << cmp.first_bad;
@@ -434,14 +469,83 @@ TEST(MatvecVariants, SplitRowsArePickedForFewLongRowsAndAreBitReproducible) {
     d_x.upload(x);
     d_y.poison();
     const std::string what = launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
-    EXPECT_NE(what.find("split rows"), std::string::npos) << what;
+    ASSERT_NE(what.find("split rows"), std::string::npos) << what;
     d_y.download(y1);
     for (int rep = 0; rep < 5; ++rep) {
         d_y.poison();
-        launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        ASSERT_NE(launch_matvecShuffleTuned(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()), "");
         d_y.download(y2);
         EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double))) << "run " << rep;
     }
+}
+
+// ---- Pointers into the middle of an array ----------------------------------------------
+// A cudaMalloc'd array starts on 256 bytes, so base + 1 double is 8 bytes off
+// 16-byte alignment, base + 2 aligned again. matvecShuffleVec2 needs A and x on
+// 16 bytes, matvecShuffleTuned A, x and y; where they are not, both run step
+// 12's matvecShuffle and say so in the launch column. The other kernels take
+// any double pointer as it is. Odd and even cols (rows 8 bytes apart), thin
+// rows, and few long rows (where the tuned launcher would split them).
+struct OffsetRun {
+    common::Comparison c;
+    size_t outside = 0;  // doubles written outside y (before it or after it)
+    std::string launch;
+};
+
+// run_matvec() with A, x and y starting a_off, x_off and y_off doubles into
+// their arrays; y's array has 2 more doubles after it. Everything outside y must stay poisoned.
+OffsetRun run_matvec_at(const MatvecKernel& k, Shape s, int a_off, int x_off, int y_off, uint64_t seed) {
+    constexpr size_t kAfter = 2;
+    const size_t n = size_t(s.rows) * s.cols;
+    std::vector<double> A(n), x(s.cols), ref(s.rows), abs_dot(s.rows), got;
+    common::fill_uniform(A.data(), n, seed, -1.0, 1.0);
+    common::fill_uniform(x.data(), x.size(), seed + 1, -1.0, 1.0);
+    matvec_cpu(A.data(), x.data(), s.rows, s.cols, ref.data(), abs_dot.data());
+    const double tol = gamma_n(s.cols + 1.0) * *std::max_element(abs_dot.begin(), abs_dot.end());
+    common::DeviceBuffer<double> d_A(a_off + n), d_x(x_off + size_t(s.cols)), d_y(y_off + size_t(s.rows) + kAfter),
+        d_scratch(scratch_doubles());
+    CHECK(cudaMemcpy(d_A.get() + a_off, A.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_x.get() + x_off, x.data(), x.size() * sizeof(double), cudaMemcpyHostToDevice));
+    d_y.poison();
+    OffsetRun r;
+    r.launch = k.launch(d_A.get() + a_off, d_x.get() + x_off, d_y.get() + y_off, s.rows, s.cols, d_scratch.get());
+    if (r.launch.empty()) {
+        r.c = refused(s);
+        return r;
+    }
+    CHECK(cudaDeviceSynchronize());
+    d_y.download(got);
+    r.c = common::compare(got.data() + y_off, ref.data(), s.rows, tol, 0.0);
+    const uint64_t poison = ~uint64_t(0);
+    for (size_t i = 0; i < got.size(); ++i)
+        if ((i < size_t(y_off) || i >= y_off + size_t(s.rows)) && std::memcmp(&got[i], &poison, sizeof poison) != 0)
+            ++r.outside;
+    return r;
+}
+
+TEST(MatvecAlignment, PointersIntoAnArrayMatchCpu) {
+    SKIP_WITHOUT_GPU();
+    const std::vector<Shape> shapes = {{1, 1},     {7, 31},    {33, 33},     {129, 64},   {100, 333},
+                                       {65537, 3}, {1000, 2},  {3, 100003},  {2, 65536},  {5000, 4099}};
+    struct Off { int a, x, y; };
+    const std::vector<Off> offsets = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}, {2, 2, 2}};  // doubles
+    for (const MatvecKernel& k : kernels())
+        for (Shape s : shapes)
+            for (const Off& off : offsets) {
+                const OffsetRun r = run_matvec_at(k, s, off.a, off.x, off.y, 7919ull * s.rows + s.cols + off.a);
+                const std::string where = std::string(k.name) + " on " + std::to_string(s.rows) + "x" +
+                                          std::to_string(s.cols) + ", A + " + std::to_string(off.a) + ", x + " +
+                                          std::to_string(off.x) + ", y + " + std::to_string(off.y) + " (" +
+                                          r.launch + ")";
+                EXPECT_TRUE(r.c.pass()) << where << ": " << r.c.mismatches << " of " << r.c.n << " rows wrong, first "
+                                        << r.c.first_bad << ", max err " << r.c.max_abs_err;
+                EXPECT_EQ(r.outside, 0u) << where << ": doubles written outside y";
+                const bool ax_off = off.a % 2 != 0 || off.x % 2 != 0;
+                const std::string name = k.name;
+                const bool should_fall_back = (name == "matvecShuffleVec2" && ax_off) ||
+                                              (name == "matvecShuffleTuned" && (ax_off || off.y % 2 != 0));
+                EXPECT_EQ(r.launch.find("not 16-byte aligned") != std::string::npos, should_fall_back) << where;
+            }
 }
 
 // ---- Exact checks: integer-valued data -----------------------------------------------
@@ -507,11 +611,15 @@ Exact run_exact(Launch launch, Shape s, const std::vector<int64_t>& want, common
     CHECK_LAUNCH();
     common::DeviceBuffer<double> d_y(s.rows), d_scratch(scratch_doubles());
     d_y.poison();
-    launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+    Exact e;
+    if (launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()).empty()) {
+        ADD_FAILURE() << "the launcher refused " << s.rows << "x" << s.cols << ": nothing launched";
+        e.wrong = size_t(s.rows);  // not compared: nothing ran
+        return e;
+    }
     CHECK(cudaDeviceSynchronize());
     std::vector<double> got;
     d_y.download(got);
-    Exact e;
     for (int r = 0; r < s.rows; ++r)
         if (!(got[r] == double(want[r]))) {  // NaN (never written) fails too
             if (e.wrong++ == 0) { e.first = r; e.got = got[r]; e.want = double(want[r]); }
@@ -647,7 +755,7 @@ __global__ void matvecDropsLastColumn(const double* A, const double* x, double* 
 TEST(MatvecPitfall, ADroppedColumnIsCaught) {
     SKIP_WITHOUT_GPU();
     auto launch = [](const double* A, const double* x, double* y, int rows, int cols, double*) {
-        launch_row_loop(matvecDropsLastColumn, A, x, y, rows, cols);
+        return launch_row_loop(matvecDropsLastColumn, A, x, y, rows, cols);
     };
     for (Shape s : std::vector<Shape>{{1000, 333}, {16, 8192}, {1, 2}}) {
         double tol = 0;

@@ -160,6 +160,8 @@ TEST(KernelList, FindByNameAndRefusePitfalls) {
     const std::vector<FakeKernel> pitfalls = {{"broken", "a seed's bug"}};
     EXPECT_EQ(common::find_kernel(kernels, "second"), &kernels[1]);
     EXPECT_EQ(common::find_kernel(kernels, "broken"), nullptr);
+    EXPECT_EQ(&common::kernel_named(kernels, "first"), &kernels[0]);
+    EXPECT_THROW(common::kernel_named(kernels, "broken"), std::invalid_argument);  // reported, never an exit
     EXPECT_EQ(common::kernel_names(kernels, pitfalls), (std::vector<std::string>{"first", "second", "broken"}));
     const std::string text = common::kernel_list_text(kernels, pitfalls);
     EXPECT_LT(text.find("first"), text.find("Pitfalls"));

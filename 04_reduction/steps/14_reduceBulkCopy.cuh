@@ -19,9 +19,9 @@
 //
 // Up to 4 chunks (128 KiB) are in flight per SM, fewer while the consumers
 // read the oldest one and the producer waits to refill it. Little's law with
-// the idle latency (~1 us) asks for ~33 KiB per SM (the README's "bytes in
-// flight"), but the depth was measured, not derived: 2 stages were 1.2% slower
-// than 4, 3 stages 0.4%, 6 the same as 4 (README, "tuning step 14").
+// the idle latency asks for about a quarter of that (the README's "bytes in
+// flight"), but the depth was measured, not derived: fewer stages were slower,
+// more were not faster (README, "Worklog: tuning step 14", the ring's depth).
 //
 // mbarriers. An mbarrier is a 64-bit object in shared memory that counts two
 // things for its current PHASE: arrivals still expected (set by
@@ -67,8 +67,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -115,7 +113,7 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
 //   [tail, n)            ordinary loads (fewer than one chunk)
 // Chunks are dealt out round-robin, so at any moment the whole GPU reads one
 // compact window of memory (giving each block one contiguous range instead
-// measured 14% slower: README, "tuning step 14").
+// measured clearly slower: README, "Worklog: tuning step 14", the data order).
 // Look for: as many bytes in flight per SM as step 13 (128 KiB), all from
 // ONE thread's requests; whether that beats the loads of 2048 threads.
 template <class T, bool kEdges = true>
@@ -211,14 +209,15 @@ std::string waived_reduceBulkCopy(const common::Gpu& g) {
 
 // ---- The launcher ----------------------------------------------------------
 // One block per SM (the ring takes most of its shared memory), no more blocks
-// than whole chunks (at least one: small n is all head and tail).
+// than whole chunks (at least one: small n is all head and tail). Where the
+// ring's shared memory is refused it launches nothing and returns "" (a launch
+// description is never empty); waived_reduceBulkCopy says why, and the callers
+// ask it first.
 template <class T, bool kEdges = true>
 std::string launch_reduceBulkCopy(const T* in, size_t n, Workspace<T>& ws) {
-    static const size_t most = [] {
-        const std::string why = common::request_dynamic_smem(reduceBulkCopy<T, kEdges>, kBulkSmem);
-        if (!why.empty()) std::fprintf(stderr, "reduceBulkCopy launched where it is waived: %s\n", why.c_str()), std::exit(1);
-        return resident_grid(reduceBulkCopy<T, kEdges>, kBulkThreads, SIZE_MAX / 2, 1, kBulkSmem);
-    }();
+    static const std::string refused = common::request_dynamic_smem(reduceBulkCopy<T, kEdges>, kBulkSmem);
+    if (!refused.empty()) return "";
+    static const size_t most = resident_grid(reduceBulkCopy<T, kEdges>, kBulkThreads, SIZE_MAX / 2, 1, kBulkSmem);
     const size_t chunks = n / (kBulkStageBytes / sizeof(T));
     const size_t grid = std::max<size_t>(1, std::min(most, chunks));
     reduceBulkCopy<T, kEdges><<<grid, kBulkThreads, kBulkSmem>>>(in, n, ws.partial, ws.ticket, ws.out);

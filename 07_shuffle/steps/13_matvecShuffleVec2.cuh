@@ -8,6 +8,7 @@
 #include "common/check.cuh"
 #include "common/launch.cuh"
 #include "07_shuffle/steps/lane_emulator.cuh"
+#include "07_shuffle/steps/12_matvecShuffle.cuh"
 #include "07_shuffle/steps/row_loop.cuh"
 
 namespace shuffle {
@@ -25,15 +26,15 @@ namespace shuffle {
 //     is at most LANES pairs long, one warp load is 512 contiguous bytes.
 //     (Consecutive rows per segment instead: each load touches 32 lines,
 //     16 bytes of each; the README's worklog has what that cost.)
-// Row alignment: cudaMalloc'd A is 256-byte aligned, so with an even cols
-// every row starts on 16 bytes (EVEN). With an odd cols every other row starts
+// Row alignment: A and x start on 16 bytes (the launcher checks), so with an
+// even cols every row starts on 16 bytes (EVEN). With an odd cols every other row starts
 // 8 bytes off: its pairs start at column 1 (o = 1) and column 0 is the one
 // element left over; an aligned row leaves its last column. Either way a row
 // has cols / 2 pairs and, if cols is odd, one single; x is then read as two
 // scalars, since its pairs are not aligned for both kinds of row.
 // No lane returns early: the width-LANES shuffles name the full warp.
 // What to look for: one warp per row (32 lanes, 1 row) reaches CUB on long
-// rows and collapses on short ones (31 of 32 lanes idle at 8 columns).
+// rows and collapses on short ones (28 of 32 lanes idle at 8 columns: 4 pairs).
 template <int LANES, int ROWS, bool EVEN>
 __global__ void __launch_bounds__(kMatvecBlock)
 matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int rows, int cols) {
@@ -111,11 +112,18 @@ matvecVec2(const double* __restrict__ A, const double* __restrict__ x, double* _
             if (valid[i]) y[row0 + size_t(i) * S] = s[i];
 }
 
-// ---- The launcher --------------------------------------------------------------
+// ---- The launchers -------------------------------------------------------------
+// "" if A and x start on 16 bytes, as matvecVec2 (and steps 14 and 15, which
+// read them the same way) relies on; else why not.
+inline std::string vec2_refusal(const double* A, const double* x) {
+    return aligned16(A) && aligned16(x) ? "" : "A or x not 16-byte aligned";
+}
+
 // One (LANES, ROWS) variant: as many warps as cover the rows, ROWS * (32 / L)
-// rows each.
+// rows each. Where vec2_refusal says no it launches nothing and returns "".
 template <int L, int R>
 std::string launch_matvecVec2(const double* A, const double* x, double* y, int rows, int cols) {
+    if (!vec2_refusal(A, x).empty()) return "";
     const size_t rows_per_warp = size_t(R) * (kWarp / L);
     const size_t warps = common::ceil_div(size_t(rows), rows_per_warp);
     const unsigned g = unsigned(common::ceil_div(warps * kWarp, kMatvecBlock));
@@ -126,9 +134,13 @@ std::string launch_matvecVec2(const double* A, const double* x, double* y, int r
            std::to_string(R);
 }
 
-// matvecShuffleVec2: a warp per row, one row per segment.
+// matvecShuffleVec2: a warp per row, one row per segment. Where A or x is off
+// 16 bytes, step 12's matvecShuffle (8-byte loads) instead, and the launch
+// column says so.
 inline std::string launch_matvecShuffleVec2(const double* A, const double* x, double* y, int rows, int cols,
-                                            double*) {
+                                            double* scratch) {
+    const std::string why = vec2_refusal(A, x);
+    if (!why.empty()) return launch_matvecShuffle(A, x, y, rows, cols, scratch) + " (matvecShuffle: " + why + ")";
     return launch_matvecVec2<32, 1>(A, x, y, rows, cols);
 }
 

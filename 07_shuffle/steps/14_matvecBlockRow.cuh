@@ -53,8 +53,8 @@ __device__ __forceinline__ double block_pairs_dot(const double2* __restrict__ a,
 // in flight (the README's worklog: matvecShuffleVec2 at 2048 x 65536). Here a
 // whole block of 256 threads shares a row: 16-byte loads, 8 in flight per
 // thread, then the block reduction of step 8 (warp shuffles, one
-// shared-memory hop). Alignment as in matvecVec2: one offset o and at most
-// one single per row. What to look for: the same loads as matvecShuffleVec2,
+// shared-memory hop). Alignment as in matvecVec2: A and x on 16 bytes, one
+// offset o and at most one single per row. What to look for: the same loads as matvecShuffleVec2,
 // 8 times the threads per row.
 template <bool EVEN>
 __global__ void __launch_bounds__(kMatvecBlock)
@@ -73,7 +73,9 @@ matvecBlockRow(const double* __restrict__ A, const double* __restrict__ x, doubl
 }
 
 // ---- The launcher --------------------------------------------------------------
+// A or x off 16 bytes (vec2_refusal): nothing launched, "" returned.
 inline std::string launch_matvecBlockRow(const double* A, const double* x, double* y, int rows, int cols) {
+    if (!vec2_refusal(A, x).empty()) return "";
     if (cols % 2 == 0) matvecBlockRow<true><<<rows, kMatvecBlock>>>(A, x, y, cols);
     else matvecBlockRow<false><<<rows, kMatvecBlock>>>(A, x, y, cols);
     CHECK_LAUNCH();

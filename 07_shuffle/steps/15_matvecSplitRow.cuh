@@ -5,8 +5,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -85,11 +83,12 @@ inline bool split_fits_scratch(int rows, int cols) {
     return size_t(rows) * size_t(split_chunks(rows, cols)) <= scratch_doubles();
 }
 
-// Needs split_fits_scratch (true where tuned_shape picks it). Otherwise it launches nothing
-// and returns "" (a launch description is never empty): the caller decides, the process goes on.
+// Needs A and x on 16 bytes (vec2_refusal) and split_fits_scratch (true where tuned_shape
+// picks it). Otherwise it launches nothing and returns "" (a launch description is never
+// empty): the caller decides, the process goes on.
 inline std::string launch_matvecSplitRow(const double* A, const double* x, double* y, int rows, int cols,
                                          double* scratch) {
-    if (rows < 1 || cols < 1 || !scratch || !split_fits_scratch(rows, cols)) return "";
+    if (rows < 1 || cols < 1 || !scratch || !vec2_refusal(A, x).empty() || !split_fits_scratch(rows, cols)) return "";
     const int64_t cp = split_chunk_pairs(rows, cols);
     const int64_t chunks = split_chunks(rows, cols);
     const unsigned g = unsigned(rows * chunks);

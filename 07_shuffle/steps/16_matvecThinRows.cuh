@@ -2,8 +2,6 @@
 // all: two rows a thread, a copy kernel's access pattern. Step 17 picks it
 // from the shape.
 #pragma once
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -18,9 +16,9 @@ constexpr int kMaxThinCols = 3;
 // matvecThinRows<C>: rows of C <= 3 doubles. As 1-lane segments of
 // matvecVec2 every lane loads and stores 8 bytes and runs a shuffle step per
 // row for nothing. A row is too short to share: each thread takes two
-// consecutive rows, 2C contiguous doubles starting on 16 bytes, loads them as
-// C double2s and writes its two results as one double2 - a copy's access
-// pattern. No shuffles at all; the last row of an odd count is done alone.
+// consecutive rows, 2C contiguous doubles starting on 16 bytes (A does), loads
+// them as C double2s and writes its two results as one double2 (y starts on
+// 16 bytes too) - a copy's access pattern. No shuffles at all; the last row of an odd count is done alone.
 // What to look for: the rate of a copy, not of a reduction.
 template <int C>
 __global__ void __launch_bounds__(kMatvecBlock)
@@ -56,10 +54,11 @@ matvecThinRows(const double* __restrict__ A, const double* __restrict__ x, doubl
 }
 
 // ---- The launcher --------------------------------------------------------------
-// Only 1 .. kMaxThinCols columns (a row lives in registers): other shapes launch nothing and
-// return "" (a launch description is never empty), for the caller to decide.
+// Only 1 .. kMaxThinCols columns (a row lives in registers), and A and y on 16 bytes: other
+// shapes and pointers launch nothing and return "" (a launch description is never empty),
+// for the caller to decide.
 inline std::string launch_matvecThinRows(const double* A, const double* x, double* y, int rows, int cols) {
-    if (rows < 1 || cols < 1 || cols > kMaxThinCols) return "";
+    if (rows < 1 || cols < 1 || cols > kMaxThinCols || !aligned16(A) || !aligned16(y)) return "";
     const unsigned g = unsigned(common::ceil_div((size_t(rows) + 1) / 2, kMatvecBlock));
     switch (cols) {
         case 1: matvecThinRows<1><<<g, kMatvecBlock>>>(A, x, y, rows); break;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include "common/launch.cuh"
+#include "07_shuffle/steps/12_matvecShuffle.cuh"
 #include "07_shuffle/steps/13_matvecShuffleVec2.cuh"
 #include "07_shuffle/steps/14_matvecBlockRow.cuh"
 #include "07_shuffle/steps/15_matvecSplitRow.cuh"
@@ -28,7 +29,9 @@ constexpr int kLaneChoices[] = {1, 2, 4, 8, 16, 32};
 constexpr int kRowChoices[] = {1, 2, 4, 8};
 
 // Launches the variant `v` names (what --tune and the tests run one by one).
-// split_rows without a scratch array falls back to a block per row.
+// split_rows without a scratch array falls back to a block per row. Where the
+// variant's launcher refuses (pointers off 16 bytes, a split too large for the
+// scratch array) nothing is launched and this returns "".
 inline std::string launch_shape(Vec2Shape v, const double* A, const double* x, double* y, int rows, int cols,
                                 double* scratch = nullptr) {
     using F = std::string (*)(const double*, const double*, double*, int, int);
@@ -58,8 +61,9 @@ inline std::string launch_shape(Vec2Shape v, const double* A, const double* x, d
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
     const int64_t resident_blocks = int64_t(common::sm_count()) * kBlocksPerSm;
-    // Few long rows: fewer rows than half a GPU of blocks -> split each row.
-    // (From 1000 rows on, a block per row measured as fast or faster.)
+    // Few long rows: fewer rows than half a GPU of blocks -> split each row;
+    // more rows: a block per row, which measured as fast or faster (at
+    // 1000 x 33333: README, worklog step 4).
     if (pairs >= 8 * kMatvecBlock && rows < resident_blocks / 2) return {32, 1, false, true};
     if (pairs >= 8 * kMatvecBlock) return {32, 1, true};
     if (cols <= kMaxThinCols) return {1, 1, false, false, true};  // two rows a thread, no shuffles
@@ -82,8 +86,18 @@ inline Vec2Shape tuned_shape(int rows, int cols) {
 }
 
 // ---- The launcher --------------------------------------------------------------
+// "" if every variant can take these pointers: A and x on 16 bytes (steps 13
+// to 15 read them as double2s), y too (matvecThinRows stores double2s); else why not.
+inline std::string tuned_refusal(const double* A, const double* x, const double* y) {
+    return aligned16(A) && aligned16(x) && aligned16(y) ? "" : "A, x or y not 16-byte aligned";
+}
+
+// Where tuned_refusal says no, step 12's matvecShuffle (8-byte loads) instead,
+// and the launch column says so.
 inline std::string launch_matvecShuffleTuned(const double* A, const double* x, double* y, int rows, int cols,
                                              double* scratch) {
+    const std::string why = tuned_refusal(A, x, y);
+    if (!why.empty()) return launch_matvecShuffle(A, x, y, rows, cols, scratch) + " (matvecShuffle: " + why + ")";
     return launch_shape(tuned_shape(rows, cols), A, x, y, rows, cols, scratch);
 }
 

@@ -10,7 +10,8 @@
 //
 // Here: the block size, the warp-per-row loop of steps 10 to 12 (one lane's
 // share of a row, the grid of at most one full GPU of blocks, its launcher),
-// the scratch array's size, and the launchers' common signature.
+// the scratch array's size, the launchers' common signature, and the
+// alignment test of the 16-byte steps (13 to 17).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +54,11 @@ inline unsigned row_loop_grid(int rows) {
     return unsigned(want < cap ? want : cap);
 }
 inline size_t scratch_doubles() { return size_t(common::sm_count()) * kBlocksPerSm * kMatvecBlock; }
+
+// Steps 13 to 17 load A (and x, or store y) 16 bytes at a time, and a 16-byte
+// access to an address off 16 bytes faults. cudaMalloc'd arrays start on 256
+// bytes; a pointer into the middle of one (A + 1) need not: their launchers check.
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Launches a warp-per-row kernel (A, x, y, rows, cols, then any `extra`
 // arguments) on row_loop_grid(rows) blocks.
