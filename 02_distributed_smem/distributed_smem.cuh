@@ -171,8 +171,9 @@ inline ClusterKernel exchange_kernel(int c, bool narrow) {
 // clusterHistExchange's plan: the smallest cluster (2..16, or `c` when > 0)
 // whose slices fit one block beside the staging buffers with 32-bit
 // counters, else with 16-bit ones (the largest bin counts); beyond that, the
-// fewest groups of bins that fit (each group reads every sample once).
-inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c) {
+// fewest groups of bins that fit (each group reads every sample once), with
+// 16-bit counters if 32-bit ones need more groups than clusters fit.
+inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow_counters = false) {
     Plan p;
     if (c == 1) {
         p.why_not = "n/a: the exchange needs a cluster of 2 or more blocks";
@@ -187,7 +188,7 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c) {
         return active_clusters(exchange_kernel(cl, narrow), cl,
                                exchange_smem(common::ceil_div(num_bins, cl), narrow), g, kExThreads) >= 1;
     };
-    bool narrow = false;
+    bool narrow = narrow_counters;
     if (c == 0) {
         for (bool nar : {false, true})
             for (int cl = 2; cl <= g.max_cluster && c == 0; cl *= 2)
@@ -222,6 +223,8 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c) {
         return p;
     }
     if (clusters < groups) {
+        if (!narrow)  // 16-bit counters: fewer groups, so fewer clusters needed
+            if (Plan q = exchange_plan(num_bins, g, c, true); q.ok) return q;
         p.why_not = "n/a: " + std::to_string(groups) + " groups of bins need as many clusters; " + std::to_string(clusters) +
                     " fit";
         return p;

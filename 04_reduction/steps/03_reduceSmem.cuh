@@ -85,7 +85,9 @@ template <class T>
 void scribble_shared() {
     scribbleShared<T><<<common::sm_count() * 64, kBlock>>>();  // several waves: every block slot of every SM
     CHECK_LAUNCH();
-    CHECK(cudaDeviceSynchronize());
+    // No wait here: launch the pitfall right after, in the same stream. A host wait
+    // between the two lets another process's kernels onto the SMs (a shared GPU,
+    // a desktop's compositor), and they leave their own data, zeros included.
 }
 
 }  // namespace reduction
