@@ -168,6 +168,13 @@ inline ClusterKernel exchange_kernel(int c, bool narrow) {
     }
 }
 
+// Whether a block's `slice` counters fit its shared memory beside the staging
+// buffers (32-bit counters, or 16-bit ones: narrow). The slots, the padding
+// slot `slice` included, are 16-bit: at most 65535 counters.
+inline bool exchange_slice_fits(int slice, bool narrow, const common::Gpu& g) {
+    return slice <= 65535 && exchange_smem(slice, narrow) <= g.smem_per_block;
+}
+
 // clusterHistExchange's plan: the smallest cluster (2..16, or `c` when > 0)
 // whose slices fit one block beside the staging buffers with 32-bit
 // counters, else with 16-bit ones (the largest bin counts); beyond that, the
@@ -180,9 +187,8 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow
         return p;
     }
     if (p.why_not = cluster_size_refusal(c, g); !p.why_not.empty()) return p;
-    auto fits = [&](int cl, int groups, bool narrow) {  // slots, the padding slot `slice` included, are 16-bit
-        const int slice = common::ceil_div(num_bins, cl * groups);
-        return slice <= 65535 && exchange_smem(slice, narrow) <= g.smem_per_block;
+    auto fits = [&](int cl, int groups, bool narrow) {
+        return exchange_slice_fits(common::ceil_div(num_bins, cl * groups), narrow, g);
     };
     auto runs = [&](int cl, bool narrow) {
         return active_clusters(exchange_kernel(cl, narrow), cl,

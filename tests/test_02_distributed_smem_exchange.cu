@@ -80,14 +80,10 @@ TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
             }
 }
 
-// Whether `slice` counters fit one block beside the staging buffers (the
-// slots are 16-bit: at most 65535 of them).
-bool slice_fits(int slice, bool narrow, const common::Gpu& g) {
-    return slice <= 65535 && exchange_smem(slice, narrow) <= g.smem_per_block;
-}
+// The most counters one block holds on this GPU.
 int most_counters(bool narrow, const common::Gpu& g) {
     int s = 1;
-    while (slice_fits(s + 1, narrow, g)) ++s;
+    while (exchange_slice_fits(s + 1, narrow, g)) ++s;
     return s;
 }
 
@@ -108,9 +104,10 @@ TEST(Exchange, PlansTakeTheFewestGroupsThatFit) {
         const int c = p.cluster, groups = p.cluster_arg;
         const bool is_narrow = p.note.find("16-bit") != std::string::npos;
         auto slice = [&](int gr) { return common::ceil_div(bins, c * gr); };
-        EXPECT_TRUE(slice_fits(slice(groups), is_narrow, g)) << bins << " bins: " << p.describe();
-        if (groups > 1) EXPECT_FALSE(slice_fits(slice(groups - 1), is_narrow, g)) << bins << " bins: " << p.describe();
-        if (is_narrow) EXPECT_FALSE(slice_fits(slice(groups), false, g)) << bins << " bins: " << p.describe();
+        EXPECT_TRUE(exchange_slice_fits(slice(groups), is_narrow, g)) << bins << " bins: " << p.describe();
+        if (groups > 1)
+            EXPECT_FALSE(exchange_slice_fits(slice(groups - 1), is_narrow, g)) << bins << " bins: " << p.describe();
+        if (is_narrow) EXPECT_FALSE(exchange_slice_fits(slice(groups), false, g)) << bins << " bins: " << p.describe();
         if (bins <= wide) EXPECT_TRUE(groups == 1 && !is_narrow) << bins << " bins: " << p.describe();
         if (bins > wide && bins <= narrow) EXPECT_TRUE(groups == 1 && is_narrow) << bins << " bins: " << p.describe();
     }
