@@ -1,11 +1,13 @@
 // mbarrier.cuh - the PTX of Hopper's (sm_90) shared-memory barriers with a
-// transaction count, which the copy engines (cp.async.bulk, TMA) complete.
+// transaction count, which the copy engines (cp.async.bulk, TMA) complete,
+// and of the plain bulk copies (cp.async.bulk) in both directions.
 //
 // A barrier in shared memory completes a phase when `count` threads have
 // arrived AND the bytes it was told to expect (arrive.expect_tx) have landed.
 // Waiters name the phase by its parity (0, 1, 0, ...): wait(bar, p) returns
-// once the phase of parity p has completed. 04_reduction (bulk copies) and
-// 01_matmul (TMA tiles) use them; device code only, sm_90 and newer.
+// once the phase of parity p has completed. 04_reduction and 05_transpose
+// (bulk copies) and 01_matmul (TMA tiles) use them; device code only, sm_90
+// and newer.
 #pragma once
 #include <cstdint>
 
@@ -42,6 +44,34 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
             "selp.u32 %0, 1, 0, p;\n\t}"
             : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
+}
+
+// ---- Bulk copies: the TMA unit's plain (untiled) form -----------------------
+// Both addresses 16-byte aligned, `bytes` a multiple of 16; one thread issues
+// each copy, and the copy engine moves the bytes while the thread goes on.
+
+// Global `src` -> shared `dst`; the bytes count down `bar`'s tx-count as they land.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_address(dst)), "l"(src), "r"(bytes), "r"(smem_address(bar)) : "memory");
+}
+// Shared `src` -> global `dst`, in this thread's current bulk group. The
+// threads' ordinary writes of `src` must be made visible to the copy engine
+// first: fence_proxy_async() by each writer, then a barrier.
+__device__ __forceinline__ void bulk_copy_to_global(void* dst, const void* src, unsigned bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                 ::"l"(dst), "r"(smem_address(src)), "r"(bytes) : "memory");
+}
+// Ordinary (generic proxy) writes to shared memory visible to later bulk copies (async proxy).
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// Close this thread's bulk group, then wait until the copy engine has READ
+// every group's shared memory (the writes to global may still be in flight;
+// they complete before the kernel does). Shared memory must outlive the reads.
+__device__ __forceinline__ void bulk_commit_and_wait_read() {
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 #endif
 

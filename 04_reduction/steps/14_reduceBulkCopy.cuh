@@ -88,7 +88,7 @@ constexpr size_t kBulkSmem = size_t(kBulkStages) * kBulkStageBytes + 2 * kBulkSt
 constexpr size_t kBulkStaticSmem = 1024;
 static_assert(kBulkStageBytes % (16 * kBulkConsumers) == 0, "every consumer reads whole 16-byte vectors");
 
-// ---- The PTX (sm_90): mbarriers (common/mbarrier.cuh) and the bulk copy -------
+// ---- The PTX (sm_90): mbarriers and the bulk copy (common/mbarrier.cuh) ------
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 using common::smem_address;
 using common::mbarrier_init;
@@ -96,12 +96,10 @@ using common::fence_mbarrier_init;
 using common::mbarrier_arrive_expect_tx;
 using common::mbarrier_arrive;
 using common::mbarrier_wait;
-// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte
-// aligned) by the copy engine; the bytes count down `bar`'s tx-count as they land.
-__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(smem_address(dst)), "l"(src), "r"(bytes), "r"(smem_address(bar)) : "memory");
-}
+// bulk_copy_to_shared(dst, src, bytes, bar): `bytes` (a multiple of 16) from
+// global `src` to shared `dst` (both 16-byte aligned) by the copy engine; the
+// bytes count down `bar`'s tx-count as they land.
+using common::bulk_copy_to_shared;
 #endif
 
 // ---- The kernel ------------------------------------------------------------
