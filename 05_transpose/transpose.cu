@@ -27,11 +27,12 @@ struct Shape { int rows, cols; };
 
 // `make bench`: squares from 1024^2 (fits in L2: watch the numbers jump) to
 // 16384^2, then shapes a learner might try: odd rows, odd columns, both odd,
-// primes, sides not multiples of 4 or of any tile, tall and wide.
+// primes, sides not multiples of 4 or of any tile, tall and wide (every
+// shape from 2048^2 up is one the chapter's goal covers).
 const std::vector<Shape> kSweep = {
     {1024, 1024},  {2048, 2048},   {4096, 4096},   {8192, 8192},   {16384, 16384}, {8191, 8193},
     {8193, 8193},  {8191, 8192},   {8192, 8191},   {12289, 4097},  {4097, 12289},  {10007, 10009},
-    {16384, 16383}, {2050, 2046},  {6002, 5998}};
+    {16384, 16383}, {2050, 2046},  {6002, 5998},   {2049, 2051},   {4093, 4099}};
 
 double gbps(const Shape& s, double ms) { return 2.0 * s.rows * s.cols * sizeof(float) / (ms * 1e6); }
 
@@ -69,6 +70,10 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
     for (const Kernel& k : kernels()) {
         const bool baseline = std::string(k.name) == "copyVec4";
         if (!opt.kernel.empty() && opt.kernel != k.name && !baseline) continue;
+        if (const std::string why = waived(k); !why.empty()) {
+            std::printf("  %s: WAIVED: %s\n", k.name, why.c_str());
+            continue;
+        }
         d_out.poison();  // NaN everywhere: an element the kernel misses fails the check
         const std::string launch = k.launch(d_in.get(), d_out.get(), s.rows, s.cols);
         CHECK(cudaDeviceSynchronize());
