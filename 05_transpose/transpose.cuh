@@ -642,11 +642,18 @@ inline std::string launch_sector_aligned(const float* in, float* out, int rows, 
     return common::launch_string(grid, block);
 }
 
-// Where the bulk copy engine is missing (before sm_90), or this build has no
-// sm_90 code, or a block may not have the tiles' shared memory: why not.
-inline std::string waived_bulk_copy(const common::Gpu& g) {
+// "" where g's limits allow transposeBulkCopy: compute capability 9.0+ (the
+// bulk copy engine) and a block with both tiles; else why not. No CUDA call:
+// a test asks it for every preset without a GPU.
+inline std::string bulk_copy_refusal(const common::Gpu& g) {
     std::string why = common::cc_refusal(90, "the bulk copy engine: cp.async.bulk and mbarriers", g);
     if (why.empty()) why = common::smem_refusal(kBulkSmem, g);
+    return why;
+}
+// The waiver: bulk_copy_refusal, then this build's code (a build for sm_80
+// JIT-compiled on a Hopper GPU has the empty kernel: its ptxVersion says so).
+inline std::string waived_bulk_copy(const common::Gpu& g) {
+    std::string why = bulk_copy_refusal(g);
     if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(transposeBulkCopy<true>), 90);
     return why;
 }

@@ -275,6 +275,26 @@ TEST(TransposeCpu, ShapeLimits) {
     EXPECT_NE(transpose::check_shape(1000000, 1000000), "");  // 10^12 elements
 }
 
+// transposeBulkCopy's limits, for every preset: 9.0 (the RTX 5090's 12.0 has
+// the bulk copy engine too) and its 36 KiB of tiles; transposeSectorAligned's
+// 20 KiB tile, which every preset's block holds. No CUDA call.
+TEST(TransposeCpu, BulkCopyIsWaivedBelow90) {
+    for (const common::Gpu& g : testing_gpu::preset_gpus()) {
+        const std::string why = transpose::bulk_copy_refusal(g);
+        EXPECT_EQ(why.empty(), g.has(90)) << g.profile << ": " << why;
+        if (!g.has(90)) EXPECT_NE(why.find("needs sm_90"), std::string::npos) << g.profile << ": " << why;
+        EXPECT_EQ(transpose::waived_sector_aligned(g), "") << g.profile;
+    }
+    for (const char* older : {"t4", "a100", "rtx3090", "rtx4090"})
+        EXPECT_FALSE(transpose::bulk_copy_refusal(common::gpu_of(testing_gpu::preset_named(older))).empty()) << older;
+    for (const char* hopper_on : {"rtx5090", "h100"})
+        EXPECT_EQ(transpose::bulk_copy_refusal(common::gpu_of(testing_gpu::preset_named(hopper_on))), "") << hopper_on;
+    common::Gpu tiny = common::gpu_of(testing_gpu::preset_named("h100"));
+    tiny.smem_per_block = 16 * 1024;  // an explicit profile's 16 KiB block
+    EXPECT_NE(transpose::bulk_copy_refusal(tiny).find("shared memory"), std::string::npos);
+    EXPECT_NE(transpose::waived_sector_aligned(tiny).find("shared memory"), std::string::npos);
+}
+
 // What the float4 launchers check before launching (host logic: the made-up
 // addresses below are never dereferenced).
 TEST(TransposeCpu, Float4LaunchersCheckPointersAndRows) {
