@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
         common::kernel_list_text(kernels(), pitfalls());
     common::Cli cli("distributed_smem", summary);
     cli.option("n", &n, "samples (int32; at most 2^32 - 1 so a 32-bit count cannot wrap)", 1, kMaxSamples)
-        .option("bins", &bins_option, "histogram bins (at most what a 16-block cluster holds: 929792 on an H200)", 1,
+        .option("bins", &bins_option, "histogram bins (at most what one pass of a cluster counts: 2^20 on an H200)", 1,
                 kMaxBins)
         .option("dist", &dist, "sample distribution: uniform, or skewed (90% in 8 bins)", {"uniform", "skewed"})
         .flag("cluster-sweep", &cluster_sweep_mode,
@@ -370,11 +370,11 @@ int main(int argc, char** argv) {
     common::print_device_header(dev);
     if (sync_part) return distributed_smem::sync::run_sync_part(dev, opt, show_pitfalls) ? 0 : 1;
     const common::Gpu& g = common::gpu();
-    const int largest = largest_cluster_bins(g);
-    if (largest > 0 && num_bins > largest)
-        cli.fail("--bins " + std::to_string(num_bins) + ": the largest cluster this device runs (" +
-                 std::to_string(largest / bins_per_block(g)) + " blocks of " +
-                 std::to_string(g.smem_per_block / 1024) + " KB) holds at most " + std::to_string(largest) + " bins");
+    const int largest = largest_cluster_bins(g), one_pass = largest_one_pass_bins(g);
+    if (one_pass > 0 && num_bins > one_pass)
+        cli.fail("--bins " + std::to_string(num_bins) + ": one pass of the largest cluster this device runs (" +
+                 std::to_string(largest / bins_per_block(g)) + " blocks of " + std::to_string(g.smem_per_block / 1024) +
+                 " KB) counts at most " + std::to_string(one_pass) + " bins");
     const std::string no_clusters = cluster_refusal(g);
     if (!no_clusters.empty()) std::printf("note: the cluster kernels print WAIVED: %s\n", no_clusters.c_str());
 
@@ -388,7 +388,10 @@ int main(int argc, char** argv) {
         for (int b : {256, 4096, 16384, 65536, 1 << 17, 1 << 19})
             for (bool s : {false, true}) problems.push_back({int64_t(1) << 28, b, s});
         problems.push_back({99999989, 65537, false});  // odd n, one bin past a power of two
-        if (largest > 0) problems.push_back({int64_t(1) << 28, largest, false});
+        // The top: clusterHist's largest cluster, an odd count, 2^20 (16-bit counters on the H200).
+        for (int b : {largest, 1000003, 1 << 20})
+            if (largest > 0 && b <= one_pass)
+                for (bool s : {false, true}) problems.push_back({int64_t(1) << 28, b, s});
     } else if (!cluster_sweep_mode) {
         problems.push_back({n, num_bins, dist == "skewed"});
     }

@@ -158,21 +158,27 @@ inline ClusterKernel fast_kernel(Algo a, int c) {
     }
 }
 
-// The clusterHistExchange instance for a cluster of c = 2, 4, 8 or 16 blocks.
-inline ClusterKernel exchange_kernel(int c, bool narrow) {
+// The clusterHistExchange instance for a cluster of c = 2, 4, 8 or 16 blocks,
+// 32- or 16-bit (narrow) counters, one group of bins or several.
+template <int kLog2C>
+ClusterKernel exchange_kernel_c(bool narrow, bool one_group) {
+    if (one_group) return narrow ? clusterHistExchange<kLog2C, true, true> : clusterHistExchange<kLog2C, false, true>;
+    return narrow ? clusterHistExchange<kLog2C, true, false> : clusterHistExchange<kLog2C, false, false>;
+}
+inline ClusterKernel exchange_kernel(int c, bool narrow, bool one_group) {
     switch (c) {
-        case 2: return narrow ? clusterHistExchange<1, true> : clusterHistExchange<1, false>;
-        case 4: return narrow ? clusterHistExchange<2, true> : clusterHistExchange<2, false>;
-        case 8: return narrow ? clusterHistExchange<3, true> : clusterHistExchange<3, false>;
-        default: return narrow ? clusterHistExchange<4, true> : clusterHistExchange<4, false>;
+        case 2: return exchange_kernel_c<1>(narrow, one_group);
+        case 4: return exchange_kernel_c<2>(narrow, one_group);
+        case 8: return exchange_kernel_c<3>(narrow, one_group);
+        default: return exchange_kernel_c<4>(narrow, one_group);
     }
 }
 
 // Whether a block's `slice` counters fit its shared memory beside the staging
-// buffers (32-bit counters, or 16-bit ones: narrow). The slots, the padding
-// slot `slice` included, are 16-bit: at most 65535 counters.
+// buffers (32-bit counters, or 16-bit ones: narrow). The slots are 16-bit: at
+// most 65536 counters.
 inline bool exchange_slice_fits(int slice, bool narrow, const common::Gpu& g) {
-    return slice <= 65535 && exchange_smem(slice, narrow) <= g.smem_per_block;
+    return slice <= kExMaxSlice && exchange_smem(slice, narrow) <= g.smem_per_block;
 }
 
 // clusterHistExchange's plan: the smallest cluster (2..16, or `c` when > 0)
@@ -188,11 +194,11 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow
     }
     if (p.why_not = cluster_size_refusal(c, g); !p.why_not.empty()) return p;
     auto fits = [&](int cl, int groups, bool narrow) {
-        return exchange_slice_fits(common::ceil_div(num_bins, cl * groups), narrow, g);
+        return exchange_slice_fits(exchange_slice(num_bins, cl, groups), narrow, g);
     };
     auto runs = [&](int cl, bool narrow) {
-        return active_clusters(exchange_kernel(cl, narrow), cl,
-                               exchange_smem(common::ceil_div(num_bins, cl), narrow), g, kExThreads) >= 1;
+        return active_clusters(exchange_kernel(cl, narrow, true), cl,
+                               exchange_smem(exchange_slice(num_bins, cl, 1), narrow), g, kExThreads) >= 1;
     };
     bool narrow = narrow_counters;
     if (c == 0) {
@@ -200,7 +206,8 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow
             for (int cl = 2; cl <= g.max_cluster && c == 0; cl *= 2)
                 if (fits(cl, 1, nar) && runs(cl, nar)) c = cl, narrow = nar;
         if (c == 0)
-            c = g.max_cluster >= 16 && active_clusters(exchange_kernel(16, true), 16, exchange_smem(1), g, kExThreads) >= 1
+            c = g.max_cluster >= 16 &&
+                        active_clusters(exchange_kernel(16, true, false), 16, exchange_smem(2), g, kExThreads) >= 1
                     ? 16 : std::min(8, g.max_cluster);
     }
     if (c < 2) {
@@ -211,12 +218,12 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow
     if (!fits(c, 1, false) && fits(c, 1, true)) narrow = true;  // 16-bit counters only to save a group
     int groups = 1;
     while (!fits(c, groups, narrow) && groups < 1024) ++groups;
-    const int slice = common::ceil_div(num_bins, c * groups);
+    const int slice = exchange_slice(num_bins, c, groups);
     if (!fits(c, groups, narrow)) {
         p.why_not = "n/a: too many bins for the exchange's cluster of " + std::to_string(c);
         return p;
     }
-    p.cluster_kernel = exchange_kernel(c, narrow);
+    p.cluster_kernel = exchange_kernel(c, narrow, groups == 1);
     p.cluster = c;
     p.cluster_arg = groups;
     p.threads = kExThreads;
@@ -351,15 +358,31 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
     return cudaLaunchKernelEx(&l.cfg, p.cluster_kernel, in, n, hist, num_bins, p.cluster_arg);
 }
 
-// The most bins clusterHist's largest cluster holds on this device, the limit main() puts on --bins
-// (0 below cc 9.0: no cluster limit applies). clusterHistExchange alone could take more: it
-// counts in 16-bit slots or in groups of bins past it.
+// The most bins clusterHist's largest cluster holds on this device (0 below cc 9.0: no cluster limit applies).
 inline int largest_cluster_bins(const common::Gpu& g) {
     if (!cluster_refusal(g).empty()) return 0;
     const int cap = bins_per_block(g);
     for (int c = 16; c >= 1; c /= 2)
         if (active_clusters(clusterHist<true>, c, size_t(cap) * 4, g) >= 1) return c * cap;
     return cap;
+}
+
+// The most bins one pass over the samples counts on this device, the limit
+// main() puts on --bins (0 below cc 9.0: no cluster limit applies):
+// clusterHist's largest cluster, or clusterHistExchange's largest cluster with
+// one group of 16-bit counters (16 x 65536 = 2^20 on the H200), whichever is
+// more. (The exchange alone could take more, in groups of bins, each group
+// reading every sample again.)
+inline int largest_one_pass_bins(const common::Gpu& g) {
+    const int most = largest_cluster_bins(g);
+    if (most == 0) return 0;
+    int slice = kExMaxSlice;
+    while (slice > 2 && !exchange_slice_fits(slice, true, g)) --slice;
+    for (int c = 16; c >= 2; c /= 2)
+        if (c <= g.max_cluster &&
+            active_clusters(exchange_kernel(c, true, true), c, exchange_smem(slice, true), g, kExThreads) >= 1)
+            return std::max(most, c * slice);
+    return most;
 }
 
 // ---------------------------------------------------------------------------

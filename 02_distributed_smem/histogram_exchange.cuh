@@ -13,7 +13,8 @@
 //   3. stage  a block-wide scan turns the warps' counts into one contiguous
 //             segment per owner in this block's shared memory; each sample
 //             is stored there as a 16-bit slot (its counter's index in the
-//             owner's slice), each segment padded to 16 bytes
+//             owner's slice), each segment padded to 16 bytes with slot 0
+//             (the owner takes those adds back at the end)
 //   4. count  after a cluster barrier, every block reads ITS segment from every
 //             block of the cluster (C - 1 of them through DSMEM, 16-byte
 //             loads) and adds each slot with a local shared-memory atomic
@@ -37,15 +38,20 @@
 // is after every block has arrived (r + 1), which each does only after it
 // finished counting round r.
 //
-// Where 32-bit counters leave no room for the staging (929792 bins on the
-// H200), 16-bit ones, two to a word (kNarrow, exchange_add below). Beyond
-// that the bins are split into G groups and the clusters with them (cluster
-// k counts group k % G): every sample is read G times, once per group, and
-// counted by the one that owns its bin.
+// Where 32-bit counters leave no room for the staging (from 660161 bins on
+// the H200 up to 2^20), 16-bit ones, two to a word (kNarrow). A 16-bit count
+// must never pass 65535 unseen; the block knows exactly how many slots it
+// counts each round (the segment tables), so it counts with plain atomics that
+// return nothing, and before the total since the last scan could let any count
+// pass 65535 it scans its counters and moves every large count (>= kScanFloor)
+// to global memory (narrow counters below). Beyond 2^20 bins the bins are
+// split into G groups and the clusters with them (cluster k counts group k % G):
+// every sample is read G times, once per group, and counted by the one that
+// owns its bin.
 //
 // Correct for any n >= 1 (samples before the first 16-byte boundary and after
-// the last whole int4 are added directly with remote atomics), any bin count
-// the plan admits, clamped like every other kernel. Counts are exact.
+// the last whole int4 are added straight to global memory), any bin count the
+// plan admits, clamped like every other kernel. Counts are exact.
 #pragma once
 #include <cstdint>
 #include <cooperative_groups.h>
@@ -62,6 +68,8 @@ constexpr int kExTile = kExThreads * kExPer;         // samples per block per ro
 constexpr int kExMaxCluster = 16;
 constexpr int kExStage = kExTile + kExMaxCluster * 7;  // slots per staging buffer: samples + padding
 constexpr int kExCols = kExMaxCluster + 1;           // a row of per-owner counts (odd: no bank conflicts)
+constexpr int kExMaxSlice = 65536;                   // counters per block: the slots are 16-bit
+constexpr int kExBatch = 4;                          // 16-byte loads in flight per thread when counting
 // Shared memory beside the counters: 2 staging buffers of 16-bit slots, 2
 // segment tables (C + 1 starts), the warps' counts per owner, the segment
 // lengths, 32 words where samples of another group take their (unused) place.
@@ -70,79 +78,116 @@ constexpr size_t kExExtraSmem = 2 * kExStage * sizeof(uint16_t) + 2 * kExCols * 
                                 32 * sizeof(unsigned);
 static_assert(kExStage % 8 == 0, "each staging buffer starts on a 16-byte boundary");
 static_assert(kExPer * 32 <= 1024, "a sample's place among its warp's samples for one owner fits 10 bits");
+static_assert(kExWarps >= kExMaxCluster, "warps 0 .. C - 1 read one sender each");
 
-// Bytes of the counters for `slice` bins: one more counter (slot `slice`)
-// takes the padding; 32-bit counters, or 16-bit ones two to a word (narrow).
+// Narrow (16-bit) counters: a scan moves every count of kExScanFloor or more to
+// global memory; from a scan on, a block may count 65536 - kExScanFloor more
+// slots with atomics that return nothing, and no count can pass 65535 (4095 +
+// 61440). Uniform data at 2^20 bins: a scan every 3 or 4 rounds that moves
+// nothing (the counts stay near 36); skewed data: the hot counts move.
+constexpr unsigned kExScanFloor = 4096;
+
+// Counters per block: `num_bins` over C blocks and `groups` groups, at least 2
+// (the division in locate(), in the kernel, needs it).
+__host__ __device__ constexpr int exchange_slice(int num_bins, int c, int groups) {
+    const int64_t per = (int64_t(num_bins) + int64_t(c) * groups - 1) / (int64_t(c) * groups);
+    return int(per < 2 ? 2 : per);
+}
+// Bytes of the counters for `slice` bins: 32-bit counters, or 16-bit ones two
+// to a word (narrow).
 __host__ __device__ constexpr size_t exchange_counter_bytes(int slice, bool narrow) {
-    return ((narrow ? size_t(slice + 2) / 2 : size_t(slice + 1)) * 4 + 15) / 16 * 16;
+    return ((narrow ? size_t(slice + 1) / 2 : size_t(slice)) * 4 + 15) / 16 * 16;
 }
 // Bytes of shared memory a block needs for `slice` counters.
 __host__ __device__ constexpr size_t exchange_smem(int slice, bool narrow = false) {
     return exchange_counter_bytes(slice, narrow) + kExExtraSmem;
 }
 
-// Narrow counters (kNarrow: where 32-bit ones leave no room for the staging,
-// the largest bin counts). Slots 2k and 2k + 1 share word k as its low and
-// high 16 bits; slot 2k adds 1 to the word, slot 2k + 1 adds 65536. A count
-// wraps at 65536 and the thread whose add it was sees it in the value the
-// atomic returns; it adds 65536 to the bin in global memory. A wrap of the
-// low half also carried 1 into the high half: that thread takes it back
-// (subtracts 65536). Between the carry and the take-back another thread may
-// see the high half one too big, so the high half is not judged by itself
-// but by the whole word: the bins' true counts make the word's unbounded
-// value low + 65536 * high, so the number of times it wraps past 2^32 (up:
-// an add overflowed, down: a take-back borrowed) is exactly the number of
-// times the high count wrapped, whatever the order of the atomics. Each such
-// event is seen by the one atomic that caused it: +-65536 to the high bin.
-template <bool kNarrow>
-__device__ __forceinline__ void exchange_add(unsigned* words, unsigned slot, unsigned* __restrict__ bins,
-                                             unsigned real) {
-    if constexpr (!kNarrow) {
-        atomicAdd(words + slot, 1u);
-    } else {
-        const bool high = slot & 1;
-        unsigned* w = words + (slot >> 1);
-        const unsigned old = atomicAdd(w, high ? 0x10000u : 1u);
-        if (high ? old < 0xFFFF0000u : (old & 0xFFFFu) != 0xFFFFu) return;  // no wrap: almost always
-        auto credit = [&](unsigned s, unsigned amount) {  // slots from `real` on (the padding) have no bin
-            if (s < real) atomicAdd(bins + s, amount);
-        };
-        credit(slot, 0x10000u);                      // this count wrapped
-        if (high) return;                            // (and the word overflowed: that was this wrap)
-        if (old == 0xFFFFFFFFu) credit(slot + 1, 0x10000u);           // the carry overflowed the word
-        if (atomicSub(w, 0x10000u) < 0x10000u) credit(slot + 1, 0u - 0x10000u);  // the take-back borrowed
-    }
+// Narrow counters, the careful add (a round in which this block counts more
+// than the budget: it cannot rely on a scan). Slots 2k and 2k + 1 share word k
+// as its low and high 16 bits; slot 2k adds 1 to the word, slot 2k + 1 adds
+// 65536. A count wraps at 65536 and the thread whose add it was sees it in the
+// value the atomic returns; it adds 65536 to the bin in global memory. A wrap
+// of the low half also carried 1 into the high half: that thread takes it back
+// (subtracts 65536). Between the carry and the take-back another thread may see
+// the high half one too big, so the high half is not judged by itself but by
+// the whole word: the bins' true counts make the word's unbounded value low +
+// 65536 * high, so the number of times it wraps past 2^32 (up: an add
+// overflowed, down: a take-back borrowed) is exactly the number of times the
+// high count wrapped, whatever the order of the atomics. Each such event is
+// seen by the one atomic that caused it: +-65536 to the high bin.
+__device__ __forceinline__ void exchange_add_checked(unsigned* words, unsigned slot, unsigned* __restrict__ bins,
+                                                     unsigned real) {
+    const bool high = slot & 1;
+    unsigned* w = words + (slot >> 1);
+    const unsigned old = atomicAdd(w, high ? 0x10000u : 1u);
+    if (high ? old < 0xFFFF0000u : (old & 0xFFFFu) != 0xFFFFu) return;  // no wrap: almost always
+    auto credit = [&](unsigned s, unsigned amount) {  // slots from `real` on have no bin
+        if (s < real) atomicAdd(bins + s, amount);
+    };
+    credit(slot, 0x10000u);                      // this count wrapped
+    if (high) return;                            // (and the word overflowed: that was this wrap)
+    if (old == 0xFFFFFFFFu) credit(slot + 1, 0x10000u);           // the carry overflowed the word
+    if (atomicSub(w, 0x10000u) < 0x10000u) credit(slot + 1, 0u - 0x10000u);  // the take-back borrowed
 }
 
-// clusterHistExchange<kLog2C, kNarrow, kLastRound>: a cluster of C = 2^kLog2C
-// blocks; `groups` = G above. kLastRound = false is the planted bug: the
-// pipeline's drain (counting the last round after the loop) left out.
-template <int kLog2C, bool kNarrow = false, bool kLastRound = true>
+// The add of every other round: an atomic whose value nobody waits for (the
+// block has made sure that no count can wrap). (Wide counters add the
+// constant 1, which compiles to ATOMS.POPC.INC: all of a warp's lanes on one
+// address in one step. A narrow word's high half adds 65536, so the narrow add
+// is ATOMS.ADD of a selected value, one step per lane on a hot address: skewed
+// data pays for it. README, "16-bit counters".)
+template <bool kNarrow>
+__device__ __forceinline__ void exchange_add(unsigned* words, unsigned slot) {
+    if constexpr (kNarrow) atomicAdd(words + (slot >> 1), slot & 1 ? 0x10000u : 1u);
+    else atomicAdd(words + slot, 1u);
+}
+
+// Planted bugs, for the tests (never in kernels()): the pipeline's drain (the
+// count of the last round) left out; narrow counters never scanned.
+enum class ExchangeBug { None, NoLastRound, NoScan };
+
+// clusterHistExchange<kLog2C, kNarrow, kOneGroup>: a cluster of C = 2^kLog2C
+// blocks; `groups` = G above, which kOneGroup fixes at 1 (no sample belongs to
+// another group: fewer instructions per sample). kScanFloor: the narrow
+// counters' scan (the tests make it tiny or huge); kBug: the planted bugs.
+template <int kLog2C, bool kNarrow, bool kOneGroup, unsigned kScanFloor = kExScanFloor,
+          ExchangeBug kBug = ExchangeBug::None>
 __global__ void __launch_bounds__(kExThreads, 1)
 clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__ hist, int num_bins, int groups) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     constexpr int C = 1 << kLog2C;
     constexpr unsigned kAll = 0xffffffffu;
+    static_assert(kScanFloor >= 1 && kScanFloor <= 0x8000 && (kScanFloor & (kScanFloor - 1)) == 0,
+                  "the scan tests a count's high bits");
+    constexpr unsigned kBudget = 65536 - kScanFloor;  // slots a block may count from one scan to the next
+    constexpr unsigned kHot = (0x10000u - kScanFloor) * 0x10001u;  // the bits of a half >= kScanFloor
     cg::cluster_group cluster = cg::this_cluster();
     const unsigned me = cluster.block_rank();
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
     // Which bins this cluster counts (its group), and which share of the samples it reads.
-    const int slice = int((int64_t(num_bins) + int64_t(C) * groups - 1) / (int64_t(C) * groups));
+    if constexpr (kOneGroup) groups = 1;
+    const int slice = exchange_slice(num_bins, C, groups);
     const int clusters = int(gridDim.x) >> kLog2C, cluster_id = int(blockIdx.x) >> kLog2C;
     const int group = cluster_id % groups, part = cluster_id / groups;
     const int parts = (clusters - group + groups - 1) / groups;
     const int lo = group * C * slice;                          // the group's first bin
     const unsigned span = unsigned(max(0, min(C * slice, num_bins - lo)));  // its bins
-    // b / slice for b < 2^30: q = umulhi(2b, ceil(2^31 / slice)) is b / slice or one more.
-    const unsigned magic = unsigned(((uint64_t(1) << 31) + slice - 1) / slice);
+    // b / slice for every b < 2^30, exactly, in two instructions: umulhi(b, m) >> sh
+    // with m = ceil(2^(32 + sh) / slice), sh = max(0, ceil(log2 slice) - 2). (The
+    // error b * (m * slice - 2^(32 + sh)) / (slice * 2^(32 + sh)) is below 1 / slice,
+    // and m < 2^32.)
+    const int sh = max(0, 32 - __clz(slice - 1) - 2);
+    const unsigned magic = unsigned(((uint64_t(1) << (32 + sh)) + slice - 1) / slice);
 
-    // Shared memory: the counters (+ 1 for the padding), stage[2][kExStage]
-    // (the segments this block sends), seg[2][kExCols] (where each owner's
-    // segment starts; [C] = the end), warp_count[kExWarps][kExCols] (samples
+    // Shared memory: the counters, stage[2][kExStage] (the segments this block
+    // sends), seg[2][kExCols] (where each owner's segment starts, + its padding
+    // slots in bits 0-2; [C] = the end), warp_count[kExWarps][kExCols] (samples
     // per warp and owner, then their offsets; the odd row length puts a warp's
-    // owners and an owner's warps in different banks), seg_len[kExMaxCluster],
-    // elsewhere[32] (one word per lane for the samples another group counts).
+    // owners and an owner's warps in different banks; column kExMaxCluster
+    // counts the tail's missing samples), seg_len[kExMaxCluster], elsewhere[32]
+    // (one word per lane for the samples another group counts).
     extern __shared__ __align__(16) unsigned char ex_smem[];
     unsigned* counters = reinterpret_cast<unsigned*>(ex_smem);
     uint16_t* stage = reinterpret_cast<uint16_t*>(ex_smem + exchange_counter_bytes(slice, kNarrow));
@@ -154,31 +199,29 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
 
     // How many of block r's slots are bins (the last blocks of the last group may have fewer, or none).
     auto real_bins = [&](unsigned r) { return unsigned(max(0, min(slice, int(span) - int(r) * slice))); };
-    // A sample's owner block (kExMaxCluster: not this group's) and slot, without branches.
+    // A sample's owner block (kExMaxCluster: none, the sample is missing or
+    // another group's) and slot, without branches. (The clamp is bin_of(), as
+    // min and max: two instructions, not compares and selects.)
     auto locate = [&](int v, bool valid, unsigned& slot) {
-        const unsigned b = unsigned(bin_of(v, num_bins) - lo);  // wraps below the group: > span
-        unsigned owner = __umulhi(b * 2, magic);
-        owner -= owner * unsigned(slice) > b;
+        const unsigned b = unsigned(min(max(v, 0), num_bins - 1) - lo);  // wraps below the group: > span
+        const unsigned owner = __umulhi(b, magic) >> sh;
         slot = b - owner * unsigned(slice);
+        if constexpr (kOneGroup) return valid ? owner : unsigned(kExMaxCluster);  // b < span = num_bins
+        slot &= 0xFFFF;  // (garbage for a sample outside the group: kept out of the place and owner bits)
         return valid && b < span ? owner : unsigned(kExMaxCluster);
     };
 
     for (int i = tid; i < int(exchange_counter_bytes(slice, kNarrow) / 4); i += kExThreads) counters[i] = 0;
-    cluster.sync();  // every block's counters are zero before anyone adds to them
+    cluster.sync();  // every block's counters are zero before anyone reads a segment
 
     // The samples before the first 16-byte boundary and after the last whole
-    // int4 (at most 3 + 3): straight into their owner's counter through DSMEM.
+    // int4 (at most 3 + 3): straight into global memory, by the grid's first block.
     const size_t head = min(size_t((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / 4, n);
     const size_t n4 = (n - head) / 4;
     const size_t tail = head + n4 * 4;
-    if (part == 0 && me == 0 && tid < 6) {
+    if (blockIdx.x == 0 && tid < 6) {
         const size_t i = tid < 3 ? tid : tail + (tid - 3);
-        const bool valid = tid < 3 ? i < head : i < n;
-        unsigned slot;
-        const unsigned owner = locate(valid ? __ldg(in + i) : 0, valid, slot);
-        if (owner < C)
-            exchange_add<kNarrow>(cluster.map_shared_rank(counters, owner), slot, hist + lo + owner * slice,
-                                  real_bins(owner));
+        if (tid < 3 ? i < head : i < n) atomicAdd(hist + bin_of(__ldg(in + i), num_bins), 1u);
     }
 
     const int4* body = reinterpret_cast<const int4*>(in + head);
@@ -189,7 +232,7 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     int4 x[kExVecs];
     bool ok[kExVecs];
     unsigned packed[kExPer];  // slot (bits 0-15), place among the warp's samples for its owner (16-25), owner (26-30)
-    unsigned base = 0;        // lane d < C: where this warp's samples for owner d go in stage[]
+    unsigned base = 0;        // lane d < C: where this warp's samples for owner d go in stage[], - 1024 d
     unsigned start = 0, len = 0;  // lane d < C: owner d's segment: its first slot and its samples
 
     // Step 1: issue the loads of round r (tile (r * parts + part) * C + me).
@@ -205,13 +248,16 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     // for its owner: a shared-memory atomic on the warp's own counter for that
     // owner returns it (the lanes with the same owner all hit one address:
     // the hardware serializes them, and that is still cheaper than finding
-    // them with ballots; README worklog). A sample another group counts adds
-    // to its lane's own word instead: no branch, and no lanes serialized on it.
+    // them with ballots; README worklog). A sample that is missing (past the
+    // end of the input) takes a place in the row's last column; one that
+    // another group counts adds to its lane's own word instead: no branch, and
+    // no lanes serialized on it.
     // Step 3a: warp d scans owner d's counts over the warps; 3b: each owner's
     // segment starts after the earlier owners', rounded up to 8 slots (16
     // bytes: the readers load int4).
+    unsigned* const my_counts = warp_count + warp * kExCols;  // this warp's row
     auto rank = [&]() {
-        if (lane < C) wc(lane, warp) = 0;
+        if (lane < C || lane == kExMaxCluster) wc(lane, warp) = 0;
         __syncwarp();
 #pragma unroll
         for (int e = 0; e < kExPer; ++e) {
@@ -219,8 +265,10 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
             const int v = e % 4 == 0 ? q.x : e % 4 == 1 ? q.y : e % 4 == 2 ? q.z : q.w;
             unsigned slot;
             const unsigned owner = locate(v, ok[e / 4], slot);
-            const unsigned before = atomicAdd(owner < C ? &wc(owner, warp) : elsewhere + lane, 1u);
-            packed[e] = slot | (before & 0x3FF) << 16 | owner << 26;
+            unsigned before;
+            if constexpr (kOneGroup) before = atomicAdd(my_counts + owner, 1u);
+            else before = atomicAdd(owner < C ? my_counts + owner : elsewhere + lane, 1u) & 0x3FF;
+            packed[e] = slot + before * 0x10000u + owner * 0x4000000u;  // (two multiply-adds)
         }
         __syncthreads();
         if (warp < C) {
@@ -243,44 +291,115 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
             if (lane >= unsigned(k)) incl += up;
         }
         start = incl - ((len + 7) & ~7u);
-        base = lane < C ? start + wc(lane, warp) : 0;
+        // Minus 1024 * lane: stage_round() adds place + 1024 * owner in one go.
+        base = (lane < C ? start + wc(lane, warp) : 0) - 1024 * lane;
     };
-    // Step 3c: store the slots into stage[buf]; warp 0 also writes the
-    // segment table and fills each segment up to 16 bytes with slot `slice`
-    // (a counter nobody flushes: the readers need no test).
+    // Step 3c: store the slots into stage[buf] (bits 16-30 of a packed sample
+    // are place + 1024 * owner, so its position is the owner's base + those
+    // bits); warp 0 also writes the segment table and fills each segment up to
+    // 16 bytes with slot 0 (the readers need no test; the table tells the
+    // owner how many of its slot 0 adds were padding, and it takes them back
+    // at the end).
     auto stage_round = [&](int buf) {
         uint16_t* out = stage + buf * kExStage;
 #pragma unroll
         for (int e = 0; e < kExPer; ++e) {
-            const unsigned p = packed[e], owner = p >> 26;
-            const unsigned at = __shfl_sync(kAll, base, owner & (C - 1)) + ((p >> 16) & 0x3FF);
-            if (owner < C) out[at] = uint16_t(p);
+            const unsigned p = packed[e];
+            const unsigned at = __shfl_sync(kAll, base, p >> 26) + (p >> 16);
+            if (p < (unsigned(C) << 26)) out[at] = uint16_t(p);  // owner < C
         }
         if (warp == 0 && lane < C) {
-            for (unsigned k = len; k < ((len + 7) & ~7u); ++k) out[start + k] = uint16_t(slice);
-            seg[buf * kExCols + lane] = start;
-            if (lane == C - 1) seg[buf * kExCols + C] = start + ((len + 7) & ~7u);
+            const unsigned padded = (len + 7) & ~7u;
+            for (unsigned k = len; k < padded; ++k) out[start + k] = 0;
+            seg[buf * kExCols + lane] = start | (padded - len);
+            if (lane == C - 1) seg[buf * kExCols + C] = start + padded;
         }
     };
     // Step 4: count this block's segment of stage[buf] from every block of the
     // cluster. Warps are spread over the senders (kExThreads / C threads
-    // each); a thread loads 16 bytes (8 slots) at a time. `first` and `last`
-    // are loaded (from the sender's table, through DSMEM) before this block
-    // stages its next round, which hides their latency.
+    // each); a thread loads 16 bytes (8 slots) at a time. Lane s < C of every
+    // warp reads where sender s's segment for this block starts and ends,
+    // through DSMEM, before this block stages its next round (which hides the
+    // latency): the warp's own sender's, and the total this block will count
+    // (the narrow counters' budget).
     const unsigned from = warp & (C - 1);
     unsigned* my_bins = hist + lo + int(me) * slice;  // this block's bins in global memory
     const unsigned my_real = real_bins(me);
-    auto count_round = [&](int buf, unsigned first, unsigned last) {
-        const uint4* src = reinterpret_cast<const uint4*>(cluster.map_shared_rank(stage + buf * kExStage, from));
-        for (unsigned k = first + (warp >> kLog2C) * 32 + lane; k < last; k += kExThreads / C) {
-            const uint4 q = src[k];
+    unsigned seg_from = 0, seg_to = 0;  // lane s < C: sender s's segment for me (slots; padding in bits 0-2)
+    auto read_table = [&](int buf) {
+        const unsigned* table = cluster.map_shared_rank(seg + buf * kExCols, lane & (C - 1));
+        seg_from = table[me];
+        seg_to = table[me + 1];
+    };
+    unsigned pads = 0;     // slot 0 adds that were padding (every thread: the same)
+    unsigned counted = 0;  // narrow: slots counted since the last scan (every thread: the same)
+    // Narrow counters: move every count >= kScanFloor to global memory. Run by
+    // the whole block after the cluster barrier (which every thread of this
+    // block passed only after counting the previous round) and before a
+    // __syncthreads() (nobody counts this round before the scan is done): no
+    // other thread touches the counters meanwhile, so plain loads and stores.
+    auto scan = [&]() {
+        uint4* words = reinterpret_cast<uint4*>(counters);
+        const unsigned quads = unsigned(exchange_counter_bytes(slice, true) / 16);
+        for (unsigned i = tid; i < quads; i += kExThreads) {
+            uint4 q = words[i];
+            if (((q.x | q.y | q.z | q.w) & kHot) == 0) continue;  // almost always
 #pragma unroll
-            for (int w = 0; w < 4; ++w) {
-                const unsigned two = w == 0 ? q.x : w == 1 ? q.y : w == 2 ? q.z : q.w;
-                exchange_add<kNarrow>(counters, two & 0xFFFF, my_bins, my_real);
-                exchange_add<kNarrow>(counters, two >> 16, my_bins, my_real);
+            for (int j = 0; j < 4; ++j) {
+                unsigned& w = j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const unsigned c = (w >> (16 * h)) & 0xFFFF, s = 8 * i + 2 * j + h;
+                    if (c < kScanFloor) continue;
+                    if (s < my_real) atomicAdd(my_bins + s, c);
+                    w -= c << (16 * h);
+                }
             }
+            words[i] = q;
         }
+    };
+    auto count_round = [&](int buf) {
+        const unsigned first = __shfl_sync(kAll, seg_from, from) / 8, last = __shfl_sync(kAll, seg_to, from) / 8;
+        const unsigned total = __reduce_add_sync(kAll, lane < C ? (seg_to / 8 - seg_from / 8) * 8 : 0);
+        pads += __reduce_add_sync(kAll, lane < C ? seg_from & 7 : 0);
+        // Narrow counters: a round that brings more than the budget by itself
+        // (a few bins, all samples to one block) is counted carefully, whatever
+        // the counts are; before any other round that would exceed the budget
+        // since the last scan, a scan. `total` and `counted` are the same in
+        // every thread, so is the decision (the __syncthreads() is legal).
+        bool careful = false;
+        if constexpr (kNarrow && kBug != ExchangeBug::NoScan) {
+            careful = total > kBudget;
+            if (!careful && counted + total > kBudget) {
+                scan();
+                __syncthreads();
+                counted = 0;
+            }
+            counted = careful ? kBudget + 1 : counted + total;  // after a careful round: scan first
+        }
+        // Thread t of the kExThreads / C reading one sender takes its 16-byte
+        // words t, t + kExThreads / C, ...: kExBatch loads first, then their adds.
+        const uint4* src = reinterpret_cast<const uint4*>(cluster.map_shared_rank(stage + buf * kExStage, from));
+        constexpr unsigned kStep = kExThreads / C;
+        auto each_slot = [&](auto add) {
+            for (unsigned k = first + (warp >> kLog2C) * 32 + lane; k < last; k += kExBatch * kStep) {
+                uint4 q[kExBatch];
+#pragma unroll
+                for (int j = 0; j < kExBatch; ++j)
+                    if (k + j * kStep < last) q[j] = src[k + j * kStep];
+#pragma unroll
+                for (int j = 0; j < kExBatch; ++j)
+                    if (k + j * kStep < last)
+#pragma unroll
+                        for (int w = 0; w < 4; ++w) {
+                            const unsigned two = w == 0 ? q[j].x : w == 1 ? q[j].y : w == 2 ? q[j].z : q[j].w;
+                            add(two & 0xFFFF);
+                            add(two >> 16);
+                        }
+            }
+        };
+        if (careful) each_slot([&](unsigned slot) { exchange_add_checked(counters, slot, my_bins, my_real); });
+        else each_slot([&](unsigned slot) { exchange_add<kNarrow>(counters, slot); });
     };
 
     // The pipeline (the comment at the top of this file).
@@ -291,27 +410,25 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     for (size_t r = 0; r < rounds; ++r) {
         const int buf = int(r & 1);
         if (r + 1 < rounds) load(r + 1);  // in flight during the exchange below
-        unsigned first = 0, last = 0;
         if (r > 0) {
             cluster.barrier_wait();        // round r - 1 staged everywhere, stage[buf] free everywhere
-            const unsigned* table = cluster.map_shared_rank(seg + (buf ^ 1) * kExCols, from);
-            first = table[me] / 8;
-            last = table[me + 1] / 8;
+            read_table(buf ^ 1);
         }
         stage_round(buf);
-        if (r > 0) count_round(buf ^ 1, first, last);
+        if (r > 0) count_round(buf ^ 1);
         (void)cluster.barrier_arrive();    // release: my stage[buf] is complete, I have read round r - 1
         if (r + 1 < rounds) rank();
     }
     if (rounds > 0) {
         cluster.barrier_wait();
-        const unsigned* table = cluster.map_shared_rank(seg + int((rounds - 1) & 1) * kExCols, from);
-        if (kLastRound) count_round(int((rounds - 1) & 1), table[me] / 8, table[me + 1] / 8);
+        read_table(int((rounds - 1) & 1));
+        if (kBug != ExchangeBug::NoLastRound) count_round(int((rounds - 1) & 1));
     }
     cluster.sync();  // every block has counted (and no block exits while another reads its staging)
 
     for (unsigned i = tid; i < my_real; i += kExThreads) {
-        const unsigned c = kNarrow ? (counters[i / 2] >> (16 * (i & 1))) & 0xFFFF : counters[i];
+        unsigned c = kNarrow ? (counters[i / 2] >> (16 * (i & 1))) & 0xFFFF : counters[i];
+        if (i == 0) c -= pads;  // slot 0 also counted the padding
         if (c) atomicAdd(my_bins + i, c);
     }
 #else

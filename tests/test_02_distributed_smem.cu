@@ -98,7 +98,7 @@ TEST(HistogramPlans, EveryPresetsPlansFitItsLimits) {
     for (const common::Gpu& g : testing_gpu::preset_gpus())
         for (const std::vector<Variant>* list : {&kernels(), &pitfalls()})
             for (const Variant& v : *list)
-                for (int bins : {256, 4096, 12289, 16384, 58112, 131072, 1 << 19})
+                for (int bins : {256, 4096, 12289, 16384, 58112, 131072, 1 << 19, 1000003, 1 << 20})
                     for (int c : {0, 1, 2, 4, 8, 16}) {
                         const Plan p = make_plan(v, bins, g, c);
                         if (!p.ok) continue;
