@@ -9,7 +9,8 @@
 //   configs()                sgemmCpAsync / sgemmStreamK configurations (steps 8-10)
 //   plan_for()               sgemmCpAsync x split-K, or sgemmStreamK: what steps 8-10 run
 //   autotune_candidates()    what sgemmAutotuned (step 10) times
-//   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16)
+//   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16),
+//                            a split's second pass priced in time (with_split_pass)
 //
 // Every plan is picked from what fits: a configuration whose shared memory
 // exceeds what one block may have is never a candidate, and blocks per SM
@@ -266,7 +267,31 @@ using Split3Tile = step16::Tile<128, 4, 40, 232>;
 // epilogue, in columns of k. One block resident per SM (each takes most of
 // its shared memory), whether or not K is split.
 constexpr TileModel kWideModel = {256, 128, 32, 1, 1.00, 96}, kNarrowModel = {128, 128, 32, 1, 0.80, 64};
-constexpr double kTf32SplitCost = 0.9;  // the partials' extra pass over C
+
+// Split-K's second pass, priced in time rather than as a constant factor.
+// The slices write splits x M x N partial floats that splitKReduce reads
+// back: 2 x splits x M x N x 4 bytes more than storing C once, at the DRAM
+// rate, plus a second launch. Against a TF32 product that runs at ~400
+// TFLOP/s, the pass costs 2 x splits x 4 x 100 / (2 K) of the product's time:
+// 53% at 3000^3 with 4 slices (the committed sweep measured +27% over no
+// split there, with the waves the split filled), 10% at 1024 x 1024 x 8192
+// (where the split is 1.9x faster). The constants, measured on the H200:
+// the copy kernels' ~4.0 TB/s (05_transpose), step 14's 400 TFLOP/s at
+// 4096^3 (rate 1.00 of the wide tile), and a launch and drain of ~5 us
+// (what the sweep's split-K times exceed the bytes by at the small shapes).
+constexpr double kTf32FlopsPerSecond = 400e12, kDramBytesPerSecond = 4.0e12, kSecondPassLaunchSeconds = 5e-6;
+// A split must model at least 3% faster than the best plan before it: the
+// model is not closer than that to the measured times, and a split that
+// gains less on paper can lose in fact (more launches, more scratch).
+constexpr double kSplitMargin = 1.03;
+// `rate` (a fraction of peer_flops, the modelled rate of the slices) with the
+// second pass's time added; 3xTF32 runs three products, so its peer_flops is a third.
+inline double with_split_pass(double rate, double peer_flops, int M, int N, int K, int splits) {
+    if (splits == 1 || rate <= 0) return rate;
+    const double flops = 2.0 * M * N * K;
+    const double pass = 2.0 * splits * M * N * sizeof(float) / kDramBytesPerSecond + kSecondPassLaunchSeconds;
+    return 1.0 / (1.0 / rate + pass * peer_flops / flops);
+}
 
 // The plan of one shape for steps 13-16: the tile (wide or narrow) and split-K slices.
 struct Tf32Plan {
@@ -275,17 +300,19 @@ struct Tf32Plan {
     double score = -1;  // -1: no tile fits this GPU
 };
 // Among the tiles that fit (wide_smem, narrow_smem: 0 = not a candidate)
-// and, where max_splits > 1, split-K factors, the best modelled rate.
+// and, where max_splits > 1, split-K factors, the best modelled rate
+// (fractions of peer_flops, the rate of a wide tile at large sizes).
 inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide_smem, size_t narrow_smem,
-                          int max_splits) {
+                          int max_splits, double peer_flops = kTf32FlopsPerSecond) {
     Tf32Plan best;
     for (bool wide : {true, false}) {
         const size_t smem = wide ? wide_smem : narrow_smem;
         if (smem == 0 || smem > g.smem_per_block) continue;
         for (int s : kSplitFactors) {
             if (s > max_splits || !split_allowed(s, M, N, K)) break;
-            const double score = modelled_rate(wide ? kWideModel : kNarrowModel, M, N, K, s, g.sms, kTf32SplitCost);
-            if (score > best.score) best = {wide, s, score};
+            const double slices = modelled_rate(wide ? kWideModel : kNarrowModel, M, N, K, s, g.sms, 1.0);
+            const double score = with_split_pass(slices, peer_flops, M, N, K, s);
+            if (score > best.score * (s > 1 ? kSplitMargin : 1.0)) best = {wide, s, score};
         }
     }
     return best;
@@ -296,7 +323,7 @@ Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
     return plan_tf32(M, N, K, g, WgmmaTiles<Tile>::Wide::SMEM, WgmmaTiles<Tile>::Narrow::SMEM, max_splits);
 }
 inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
-    return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit);
+    return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit, kTf32FlopsPerSecond / 3);
 }
 
 // ---- Where the wgmma steps (12-16) run -----------------------------------------

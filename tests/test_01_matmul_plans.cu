@@ -136,6 +136,33 @@ TEST(MatmulPlan, Tf32PlanFillsTheGpu) {
     }
 }
 
+// Split-K's second pass costs bytes, not a constant share: at the shapes
+// where the committed H200 sweep measured step 15's split slower than
+// step 14 without one (3000^3: 0.249 against 0.196 ms; 2049 x 2047 x 2051:
+// 0.174 against 0.135; 1025^3: 0.043 against 0.035; 1024^3: 0.0228 against
+// 0.0218) the plan does not split; where it measured the split faster
+// (1024 x 1024 x 8192: 0.058 against 0.111; 128 x 8192 x 8192: 0.086
+// against 0.114) it still does.
+TEST(MatmulPlan, Tf32SplitsOnlyWhereThePartialsCostLessThanTheIdleSms) {
+    const common::Gpu g = hopper();
+    for (Shape s : {Shape{3000, 3000, 3000}, Shape{2049, 2047, 2051}, Shape{1025, 1025, 1025}, Shape{1024, 1024, 1024}})
+        EXPECT_EQ(matmul::plan_wgmma<matmul::step15::Tile>(s.m, s.n, s.k, g, matmul::kAnySplit).splits, 1) << name_of(s);
+    for (Shape s : {Shape{1024, 1024, 8192}, Shape{128, 8192, 8192}, Shape{8192, 128, 8192}})
+        EXPECT_GT(matmul::plan_wgmma<matmul::step15::Tile>(s.m, s.n, s.k, g, matmul::kAnySplit).splits, 1) << name_of(s);
+    // The pass's share falls as K grows (same M x N, same slices) ...
+    double last = 0;
+    for (int k : {1024, 2048, 4096, 8192, 16384}) {
+        const double r = matmul::with_split_pass(0.9, matmul::kTf32FlopsPerSecond, 1024, 1024, k, 4);
+        EXPECT_GT(r, last) << "K " << k;
+        EXPECT_LT(r, 0.9) << "K " << k;
+        last = r;
+    }
+    // ... and weighs a third as much against 3xTF32's three products.
+    EXPECT_GT(matmul::with_split_pass(0.9, matmul::kTf32FlopsPerSecond / 3, 3000, 3000, 3000, 4),
+              matmul::with_split_pass(0.9, matmul::kTf32FlopsPerSecond, 3000, 3000, 3000, 4));
+    EXPECT_EQ(matmul::with_split_pass(0.9, matmul::kTf32FlopsPerSecond, 3000, 3000, 3000, 1), 0.9);
+}
+
 TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
     for (int m : {1, 128, 1000, 2049, 4096, 8192})
         for (int n : {1, 127, 1024, 4095, 8192})
