@@ -43,6 +43,7 @@ enum class Data { Grid, Random };
 struct Outcome {
     double got = 0, want = 0, tol = 0;
     bool ok = false;
+    bool launched = false;  // a launcher that refuses returns "" and leaves the poison in place
 };
 
 // Runs kernel k once on fresh data and compares with the CPU.
@@ -67,7 +68,7 @@ Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
     CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
     CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
     if (k.in_place) restore_work(d_in.get(), n, ws);
-    k.launch(d_in.get(), n, ws);
+    o.launched = !k.launch(d_in.get(), n, ws).empty();
     CHECK(cudaDeviceSynchronize());
     T got;
     CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
@@ -225,7 +226,7 @@ template <class T>
 T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, size_t n, Workspace<T>& ws) {
     CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
     CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
-    k.launch(d.get() + offset, n, ws);
+    EXPECT_FALSE(k.launch(d.get() + offset, n, ws).empty()) << k.name << " launched nothing";
     CHECK(cudaDeviceSynchronize());
     T got;
     CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
@@ -297,6 +298,7 @@ void bulk_no_edges_is_caught(const char* type) {
     EXPECT_TRUE(run(k, 4 * c, 5, Data::Grid).ok) << type << ": on whole chunks it is right";
     for (size_t n : {size_t(1), size_t(31), size_t(1000003), (size_t(1) << 24) + 7}) {
         const Outcome o = run(k, n, 31 * n + 7, Data::Grid);
+        ASSERT_TRUE(o.launched) << type << " n=" << n << ": a wrong answer only counts if the kernel ran";
         EXPECT_FALSE(o.ok) << type << " n=" << n << ": the lost tail went unnoticed (got " << o.got << ", exact "
                            << o.want << ")";
     }
