@@ -2,6 +2,9 @@
 """plot.py results/h200.csv - 01_matmul's plots, beside the CSV:
 
   h200.png           GFLOP/s of every kernel at every sweep shape (common/plot.py)
+  h200_goals.png     per shape, the fastest kernel of each precision over its peer (fp32 and
+                     3xTF32 over cuBLAS SGEMM, TF32 over cuBLAS TF32), against the goal there
+                     (tables.py's goals: the same numbers as the README's goal tables)
   h200_roofline.png  a roofline from results/h200_ncu.csv (make profile): each kernel
                      at its FLOP per DRAM byte and achieved FLOP/s, under the fp32 FMA
                      and TF32 tensor peaks and the HBM bandwidth of the datasheet
@@ -14,6 +17,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "common"))
 import plot as common_plot  # noqa: E402
 import results  # noqa: E402
+sys.path.insert(0, here)
+import tables  # noqa: E402
 
 import matplotlib  # noqa: E402
 
@@ -77,7 +82,41 @@ def roofline(csv_path):
     print("wrote", out)
 
 
+def goals(csv_path):
+    meta, rows = results.read(csv_path)
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    bests = [tables.best_of(p, {r["kernel"]: r for r in rows if r["problem"] == p}) for p in problems]
+    panels = [("fp32", "fastest fp32 (FFMA) kernel / cuBLAS SGEMM"),
+              ("tf32", "fastest TF32 kernel / cuBLAS TF32"),
+              ("3xtf32", "sgemm3xTf32 / cuBLAS SGEMM (met: and its max error <= SGEMM's)")]
+    fig, axes = plt.subplots(3, 1, figsize=(max(10, 0.55 * len(problems)), 10), sharex=True)
+    xs = range(len(problems))
+    for ax, (key, title) in zip(axes, panels):
+        for x, b in zip(xs, bests):
+            if key not in b:
+                continue
+            e = b[key]
+            color = "#999999" if e["met"] is None else ("#2a9d3a" if e["met"] else "#d1342f")
+            ax.bar(x, e["ratio"], color=color, width=0.7)
+            ax.text(x, e["ratio"], "%.2f" % e["ratio"], ha="center", va="bottom", fontsize=7)
+            if e["goal"] is not None:
+                ax.plot([x - 0.4, x + 0.4], [e["goal"]] * 2, color="black", linewidth=2)
+        ax.axhline(1.0, color="black", linewidth=0.6, linestyle=":")
+        ax.set_ylabel("x peer")
+        ax.set_title(title, fontsize=10, loc="left")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[-1].set_xticks(list(xs))
+    axes[-1].set_xticklabels(problems, rotation=60, ha="right", fontsize=8)
+    fig.suptitle("01_matmul against its peers and goals (black bars: the goal at that shape; green met, red not, "
+                 "grey no goal), %s, %s" % (meta.get("gpu", "?"), meta.get("date", "?")[:10]), fontsize=10)
+    fig.tight_layout()
+    out = os.path.splitext(csv_path)[0] + "_goals.png"
+    fig.savefig(out, dpi=100)
+    print("wrote", out)
+
+
 if __name__ == "__main__":
     path = results.csv_argument()
     common_plot.plot(path)
     roofline(path)
+    goals(path)

@@ -69,6 +69,34 @@ def split3_goal_of(problem):
     return 1.5 if one_short(problem) else None
 
 
+def best_of(problem, rs):
+    """One shape's rows (kernel -> row): per precision ("fp32", "tf32", "3xtf32"), a dict with the
+    fastest kernel, its ratio to the peer (peer time / its time), the goal (None: none) and whether
+    it is met; for 3xTF32 also its max error over cuBLAS fp32's (met needs both). None where the
+    shape has no row for it."""
+    out = {}
+    fp32_ms = float(rs["cublasSgemm"]["ms"])
+    best = min((r for r in rs.values() if simt(r)), key=lambda r: float(r["ms"]))
+    ratio, goal = fp32_ms / float(best["ms"]), goal_of(problem)
+    out["fp32"] = dict(kernel=best["kernel"], ratio=ratio, goal=goal, met=None if goal is None else ratio >= goal)
+    if "cublasGemmEx TF32" in rs and any(k in rs for k in TENSOR):
+        tf32_ms = float(rs["cublasGemmEx TF32"]["ms"])
+        k = min((k for k in TENSOR if k in rs), key=lambda k: float(rs[k]["ms"]))
+        ratio, goal = tf32_ms / float(rs[k]["ms"]), tf32_goal_of(problem)
+        out["tf32"] = dict(kernel=k, ratio=ratio, goal=goal, met=ratio >= goal)
+    if SPLIT3 in rs:
+        s3, fp32_err = rs[SPLIT3], float(rs["cublasSgemm"]["rel_max"])
+        ratio, goal = fp32_ms / float(s3["ms"]), split3_goal_of(problem)
+        err = float(s3["rel_max"]) / fp32_err if fp32_err > 0 else float("inf")
+        out["3xtf32"] = dict(kernel=SPLIT3, ratio=ratio, goal=goal, err=err,
+                             met=None if goal is None else ratio >= goal and err <= 1)
+    return out
+
+
+def met_cell(b):
+    return "-" if b["met"] is None else ("yes" if b["met"] else "**no**")
+
+
 def goal_table(path):
     meta, rows = results.read(path)
     problems = list(dict.fromkeys(r["problem"] for r in rows))
@@ -82,13 +110,10 @@ def goal_table(path):
         peer = rs["cublasSgemm"]
         peer_ms = float(peer["ms"])
         ratio = {k: peer_ms / float(rs[k]["ms"]) for k in FAST if k in rs}
-        best = min((r for r in rs.values() if simt(r)), key=lambda r: float(r["ms"]))
-        best_ratio = peer_ms / float(best["ms"])
-        goal = goal_of(p)
-        met = "-" if goal is None else ("yes" if best_ratio >= goal else "**no**")
+        b = best_of(p, rs)["fp32"]
         out.append("| %s | %.0f | %s | `%s` %.3f | %s | %s |" % (
             p, float(peer[results.rate_column(rows)]), " | ".join("%.3f" % ratio[k] if k in ratio else "-" for k in FAST),
-            best["kernel"], best_ratio, "-" if goal is None else "%.2f" % goal, met))
+            b["kernel"], b["ratio"], "-" if b["goal"] is None else "%.2f" % b["goal"], met_cell(b)))
     return "\n".join(out)
 
 
@@ -109,22 +134,16 @@ def tf32_table(path):
             continue
         peer_ms = float(rs["cublasGemmEx TF32"]["ms"])
         ratio = {k: peer_ms / float(rs[k]["ms"]) for k in TENSOR if k in rs}
-        best = max(ratio, key=ratio.get)
-        goal = tf32_goal_of(p)
-        met = "yes" if ratio[best] >= goal else "**no**"
-        rate = results.rate_column(rows)
-        s3, fp32 = rs.get(SPLIT3), rs["cublasSgemm"]
+        bests = best_of(p, rs)
+        b, rate = bests["tf32"], results.rate_column(rows)
         s3_cells = ["-"] * 5
-        if s3:
-            s3_ratio = float(fp32["ms"]) / float(s3["ms"])
-            err = float(s3["rel_max"]) / float(fp32["rel_max"]) if float(fp32["rel_max"]) > 0 else float("inf")
-            g3 = split3_goal_of(p)
-            met3 = "-" if g3 is None else ("yes" if s3_ratio >= g3 and err <= 1 else "**no**")
-            s3_cells = ["%.0f" % float(s3[rate]), "%.2f" % s3_ratio, "%.2f" % err,
-                        "-" if g3 is None else "%.1f" % g3, met3]
+        if "3xtf32" in bests:
+            b3 = bests["3xtf32"]
+            s3_cells = ["%.0f" % float(rs[SPLIT3][rate]), "%.2f" % b3["ratio"], "%.2f" % b3["err"],
+                        "-" if b3["goal"] is None else "%.1f" % b3["goal"], met_cell(b3)]
         out.append("| %s | %.0f | %s | `%s` %.3f | %.2f | %s | %s |" % (
             p, float(rs["cublasGemmEx TF32"][rate]), " | ".join("%.3f" % ratio[k] if k in ratio else "-" for k in TENSOR),
-            best, ratio[best], goal, met, " | ".join(s3_cells)))
+            b["kernel"], b["ratio"], b["goal"], met_cell(b), " | ".join(s3_cells)))
     return "\n".join(out)
 
 
