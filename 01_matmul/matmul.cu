@@ -45,12 +45,18 @@ using matmul::name_of;
 
 // `make bench`: squares from L2-resident to 8192^3, the odd and skinny shapes
 // the chapter's goal names, and odd shapes a reader might try (one more than
-// a tile, primes, not multiples of 4, a long K, a short K).
+// a tile, primes, not multiples of 4, a long K, a short K); then K from 64 to
+// 16384 at 4096 x 4096, one side of 256-1023 with the others large, M and N
+// large and odd with K a few hundred, a long prime K, a fat C with a short K,
+// and small products (where filling 132 SMs is the problem).
 const std::vector<Shape> kSweep = {
     {256, 256, 256},   {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
     {8192, 8192, 8192}, {4097, 4095, 257},  {8192, 128, 8192},  {128, 8192, 8192},  {1000, 333, 77},
     {2049, 2047, 2051}, {1025, 1025, 1025}, {3000, 3000, 3000}, {4095, 4095, 4095}, {1031, 2053, 4099},
-    {1024, 1024, 8192}, {8191, 8193, 127}};
+    {1024, 1024, 8192}, {8191, 8193, 127},
+    {4096, 4096, 64},   {4096, 4096, 256},  {4096, 4096, 1024}, {4096, 4096, 16384},
+    {512, 4096, 4096},  {4096, 512, 4096},  {8191, 8193, 383},  {4999, 5003, 5009}, {1021, 1031, 16381},
+    {16384, 16384, 256}, {384, 384, 384},   {129, 65, 33}};
 
 // The seeds' three kernels are skipped in --sweep above this many flops (a
 // single launch of MatMulKernelNaive at 8192^3 takes seconds).
