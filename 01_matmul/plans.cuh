@@ -50,7 +50,9 @@ struct TileModel {
 // i.e. the rate at large sizes, times the part of the tiles inside C (M x N
 // over the tiles' area), times the fraction of the last wave that has work,
 // times the share of a block's time spent on useful k (short slices pay the
-// pipeline's fill and drain), less the extra pass over C that split-K costs.
+// pipeline's fill and drain), less the extra pass over C that split-K costs:
+// a constant share for the fp32 plans (kSplitKCost); the TF32 plans pass 1
+// and add the pass's time instead (with_split_pass, below).
 inline double modelled_rate(const TileModel& t, int M, int N, int K, int splits, int sms, double split_cost) {
     const double tiles = double(common::ceil_div(M, t.bm)) * common::ceil_div(N, t.bn);
     const double slots = double(sms) * t.blocks_per_sm, blocks = tiles * splits, waves = std::ceil(blocks / slots);
