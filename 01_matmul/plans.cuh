@@ -276,7 +276,7 @@ constexpr TileModel kWideModel = {256, 128, 32, 1, 1.00, 96}, kNarrowModel = {12
 // rate, plus a second launch. Against a TF32 product that runs at ~400
 // TFLOP/s, the pass costs 2 x splits x 4 x 100 / (2 K) of the product's time:
 // 53% at 3000^3 with 4 slices (the committed sweep measured +27% over no
-// split there, with the waves the split filled), 10% at 1024 x 1024 x 8192
+// split there, with the waves the split filled), 20% at 1024 x 1024 x 8192
 // (where the split is 1.9x faster). The constants, measured on the H200:
 // the copy kernels' ~4.0 TB/s (05_transpose), step 14's 400 TFLOP/s at
 // 4096^3 (rate 1.00 of the wide tile), and a launch and drain of ~5 us
