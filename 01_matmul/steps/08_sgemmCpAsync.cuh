@@ -23,7 +23,12 @@ namespace matmul {
 //    copies it into a buffer with ldb = N rounded up to 4 (zero-padded), which
 //    costs one pass over B and measured faster than 4-byte copies of B
 //    (README, worklog step 11).
-//  - Edge tiles are zero-filled (src_size 0), the epilogue guards the stores.
+//  - Edge tiles are zero-filled (src_size 0).
+//  - The epilogue stores float4 where C allows it (N % 4 == 0, 16-byte
+//    aligned); otherwise each warp passes its results through shared memory
+//    (free once the pipeline has drained) and writes whole rows, 32 lanes on
+//    32 consecutive columns (store_acc_staged, pipeline.cuh): 4-byte stores
+//    straight from the registers would touch 16 sectors per 128 bytes.
 //  - Blocks take tiles in the grouped order of tile_origin().
 //  - Split-K (gridDim.z > 1): block z sums k in [z * k_split, (z+1) * k_split)
 //    and writes its partial result to `partial` (gridDim.z x M x N); a second
@@ -74,7 +79,14 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
     }
     cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 
-    store_acc<T>(partial ? partial + size_t(blockIdx.z) * M * N : C, acc, bm + wm0, bn + wn0, M, N);
+    float* out = partial ? partial + size_t(blockIdx.z) * M * N : C;
+    if (c_vec4(out, N)) {
+        store_acc<T>(out, acc, bm + wm0, bn + wn0, M, N);
+    } else {
+        static_assert(T::THREADS / 32 * kStagedFloats<T> * sizeof(float) <= T::SMEM, "C is staged in the ring");
+        __syncthreads();  // every warp is done with the ring
+        store_acc_staged<T>(smem + warp * kStagedFloats<T>, out, acc, bm + wm0, bn + wn0, M, N);
+    }
 }
 
 // ---- The launcher of one configuration --------------------------------------

@@ -32,6 +32,9 @@ namespace matmul {
 // The cp.async pipeline runs across tile boundaries: the first k-tiles of the
 // next tile are loaded while the last ones of the current tile are computed
 // and written. A last k-tile of K % BK columns computes only those columns.
+// Where C cannot take float4 stores, the rows go through shared memory as in
+// step 8, but past the ring (which is loading the next tile by then): the
+// launcher asks for that much more where the GPU gives it (stage_c).
 // The owner's wait needs every block of the grid resident at once, so the
 // launcher sizes P to what the SMs hold and launches cooperatively: the
 // runtime then either runs every block at once or refuses the launch (the
@@ -84,7 +87,7 @@ __device__ __forceinline__ void flag_wait_and_clear(int* flag) {
 template <class T, bool B16>
 __global__ void __launch_bounds__(T::THREADS, T::MINB)
 sgemmStreamK(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-             int ldb, const StreamK plan, float* __restrict__ partials, int* __restrict__ flags) {
+             int ldb, const StreamK plan, float* __restrict__ partials, int* __restrict__ flags, bool stage_c) {
     extern __shared__ __align__(16) float smem[];
     float* As = smem;
     float* Bs = smem + T::STAGES * T::A_STAGE;
@@ -186,7 +189,11 @@ sgemmStreamK(const float* __restrict__ A, const float* __restrict__ B, float* __
                         }
                 }
             }
-            store_acc<T>(C, acc, bm + wm0, bn + wn0, M, N);
+            if (stage_c)
+                store_acc_staged<T>(smem + T::SMEM / sizeof(float) + warp * kStagedFloats<T>, C, acc, bm + wm0,
+                                    bn + wn0, M, N);
+            else
+                store_acc<T>(C, acc, bm + wm0, bn + wn0, M, N);
         }
 #pragma unroll
         for (int i = 0; i < T::TM; ++i)
@@ -260,10 +267,14 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     const PreparedB pb = prepare_b(B, N, K, pad_b);
     const bool b16 = pb.b16;
     auto kernel = b16 ? sgemmStreamK<T, true> : sgemmStreamK<T, false>;
-    const std::string refused = common::request_dynamic_smem(kernel, T::SMEM, true);
+    // C staged past the ring where float4 stores cannot write it, if the GPU gives a block that much.
+    const size_t staged = T::SMEM + size_t(T::THREADS / 32) * kStagedFloats<T> * sizeof(float);
+    const bool stage_c = !c_vec4(C, N) && common::request_dynamic_smem(kernel, staged, true).empty();
+    const size_t smem = stage_c ? staged : T::SMEM;
+    const std::string refused = common::request_dynamic_smem(kernel, smem, true);
     if (!refused.empty()) return "not launched: " + refused;
     // Every block must be resident at once (owners wait for the blocks that share their tile).
-    const int per_sm = common::resident_blocks(reinterpret_cast<const void*>(kernel), T::THREADS, T::SMEM);
+    const int per_sm = common::resident_blocks(reinterpret_cast<const void*>(kernel), T::THREADS, smem);
     if (per_sm < 1) return "not launched: no block of " + tile_name<T>() + " fits an SM";
     const int resident = common::sm_count() * per_sm;
     const StreamKLaunch L = plan_streamk(M, N, K, T::BM, T::BN, T::BK, slots > 0 ? std::min(slots, resident) : resident);
@@ -272,13 +283,14 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(L.blocks);
     cfg.blockDim = dim3(T::THREADS);
-    cfg.dynamicSmemBytes = T::SMEM;
+    cfg.dynamicSmemBytes = smem;
     cudaLaunchAttribute cooperative = {};  // all blocks at once, or no launch
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
     cfg.attrs = &cooperative;
     cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, A, pb.b, C, M, N, K, pb.ldb, L.plan, partials, flags);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, A, pb.b, C, M, N, K, pb.ldb, L.plan, partials, flags,
+                                             stage_c);
     if (e == cudaErrorCooperativeLaunchTooLarge) {
         (void)cudaGetLastError();
         return "not launched: " + std::to_string(L.blocks) + " blocks cannot all be resident at once";
@@ -288,7 +300,7 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     char s[128];
     std::snprintf(s, sizeof s, " P%d tiles %lld = %d whole + %lld split", L.blocks, tiles, L.plan.dp_tiles,
                   tiles - L.plan.dp_tiles);
-    return tile_name<T>() + s + c_what(C, N) + pb.what;
+    return tile_name<T>() + s + c_what(C, N) + (c_vec4(C, N) || stage_c ? "" : " C:4-byte") + pb.what;
 }
 
 }  // namespace matmul

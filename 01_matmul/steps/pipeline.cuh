@@ -173,11 +173,53 @@ __device__ __forceinline__ void store_acc(float* out, const float (&acc)[T::TM][
     }
 }
 
-// What the epilogue does with C: store_acc writes float4 where N % 4 == 0
-// and C is 16-byte aligned, 4-byte stores otherwise; the launch column says
-// so where only the alignment stops it.
+// Where C cannot take float4 stores, store_acc's 4-byte stores are scattered:
+// one store instruction writes 4 floats 16 bytes apart in each of 8 rows, 16
+// sectors for 128 bytes. store_acc_staged passes the warp's tile through
+// shared memory instead, 8 rows at a time (one row per lane_m, one of the 4 x 4
+// sub-tiles' rows), and writes each row with 32 lanes on 32 consecutive
+// columns: 4 or 5 sectors per 128 bytes, whatever N. `buf`: this warp's
+// kStagedFloats<T> floats. Rows of the buffer are 16 banks apart (pitch WN + 16),
+// so a quarter-warp's float4 writes (two rows x 4 lanes) hit 32 different banks.
+template <class T>
+constexpr int kStagePitch = T::WN + 16;
+template <class T>
+constexpr int kStagedFloats = 8 * kStagePitch<T>;
+template <class T>
+__device__ __forceinline__ void store_acc_staged(float* buf, float* out, const float (&acc)[T::TM][T::TN], int row0,
+                                                 int col0, int M, int N) {
+    constexpr int P = kStagePitch<T>;
+    const int lane = threadIdx.x % 32, lane_m = lane / 4, lane_n = lane % 4;
+    const int warp_row = row0 - 4 * lane_m, warp_col = col0 - 4 * lane_n;  // the warp tile's corner
+#pragma unroll
+    for (int i = 0; i < T::TM; ++i) {  // rows warp_row + 32 (i / 4) + 4 r + i % 4, r = 0..7
+#pragma unroll
+        for (int j = 0; j < T::WNI; ++j)
+            *reinterpret_cast<float4*>(&buf[lane_m * P + 16 * j + 4 * lane_n]) =
+                make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+        __syncwarp();
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+            const int row = warp_row + 32 * (i / 4) + 4 * r + i % 4;
+#pragma unroll
+            for (int c = lane; c < T::WN; c += 32)
+                if (row < M && warp_col + c < N) out[size_t(row) * N + warp_col + c] = buf[r * P + c];
+        }
+        __syncwarp();  // the buffer is read before the next rows overwrite it
+    }
+}
+
+// store_acc's float4 stores need N % 4 == 0 and a 16-byte-aligned C; else the
+// kernels stage C (store_acc_staged).
+__host__ __device__ inline bool c_vec4(const float* C, int N) {
+    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
+}
+
+// What the epilogue does with C: float4 stores where it can (c_vec4), else rows
+// staged through shared memory; the launch column says so where only the
+// alignment stops float4 stores.
 inline std::string c_what(const float* C, int N) {
-    return N % 4 == 0 && !aligned16(C) ? " C:4-byte (not 16-byte aligned)" : "";
+    return N % 4 == 0 && !aligned16(C) ? " C:staged (not 16-byte aligned)" : "";
 }
 
 template <class T>
