@@ -64,7 +64,7 @@ void print_smem_config() {
     // it; here, where compute-sanitizer would count the refusal as an error,
     // the limit is read instead), until the kernel opts in.
     if (const std::string why = common::smem_refusal(kOptInBytes); !why.empty()) {
-        std::printf("opt-in: reverseBlockOptIn WAIVED: %s\n", why.c_str());
+        std::printf("opt-in: reverseBlockOptIn: WAIVED: %s\n", why.c_str());
         return;
     }
     cudaFuncAttributes before{}, after{};

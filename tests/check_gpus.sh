@@ -48,7 +48,7 @@ for pc in $presets; do
     wait
     for c in $chapters; do
         test_rc=$(cat "$logs/$p.$c.test.rc") run_rc=$(cat "$logs/$p.$c.run.rc")
-        # The kernel: the word before WAIVED or "not run" ("opt-in: reverseBlockOptIn WAIVED: ...").
+        # The kernel: the word before WAIVED or "not run" ("opt-in: reverseBlockOptIn: WAIVED: ...", "  name: WAIVED: ...").
         waived=$(grep -E 'WAIVED|not run:' "$logs/$p.$c.run.log" | grep -v '^note:' |
                  sed -E 's/^(.*[[:space:]])?([^[:space:]]+)[[:space:]]+(WAIVED|not run).*/\2/; s/:$//' | grep -v ' ' |
                  sort -u | tr '\n' ' ')
