@@ -360,8 +360,14 @@ TEST(ReductionPitfall, GlobalThreadIdIsWrongWithTwoBlocks) {
     EXPECT_TRUE(run(k, 100, 1, Data::Grid).ok) << "one block: the seed's kernel is right";
     // n = 129 would pass: block 1 holds one element, at thread 0, so skipping
     // its tree loses nothing. From two elements in a second block on it fails.
-    for (size_t n : {size_t(130), size_t(1000), size_t(1000003)}) EXPECT_FALSE(run(k, n, 2, Data::Grid).ok) << n;
-    EXPECT_FALSE(run(pitfall<float>("reduceGlobalTid"), 1000, 2, Data::Grid).ok);
+    for (size_t n : {size_t(130), size_t(1000), size_t(1000003)}) {
+        const Outcome o = run(k, n, 2, Data::Grid);
+        ASSERT_TRUE(o.launched) << n << ": a wrong answer only counts if the kernel ran";
+        EXPECT_FALSE(o.ok) << n;
+    }
+    const Outcome f = run(pitfall<float>("reduceGlobalTid"), 1000, 2, Data::Grid);
+    ASSERT_TRUE(f.launched) << "float: a wrong answer only counts if the kernel ran";
+    EXPECT_FALSE(f.ok);
 }
 
 // A deliberately broken kernel is caught: reduceSmem launched on one block too
@@ -377,8 +383,11 @@ TEST(ReductionPitfall, OffByOneGridIsCaught) {
                                },
                                ""};
     EXPECT_TRUE(run(broken, 1024, 1, Data::Grid).ok) << "right on whole blocks";
-    for (size_t n : {size_t(129), size_t(1000003), (size_t(1) << 24) + 7})
-        EXPECT_FALSE(run(broken, n, 2, Data::Grid).ok) << n << ": the dropped tail went unnoticed";
+    for (size_t n : {size_t(129), size_t(1000003), (size_t(1) << 24) + 7}) {
+        const Outcome o = run(broken, n, 2, Data::Grid);
+        ASSERT_TRUE(o.launched) << n << ": a wrong answer only counts if the kernel ran";
+        EXPECT_FALSE(o.ok) << n << ": the dropped tail went unnoticed";
+    }
 }
 
 // ---- Deliberately broken kernels: the checks must catch them -------------
@@ -424,6 +433,7 @@ void broken_is_caught(const char* type) {
         for (size_t n : kBrokenSizes) {
             const uint64_t seed = 31 * n + 7;
             const Outcome g = run(k, n, seed, Data::Grid);
+            ASSERT_TRUE(g.launched) << k.name << " " << type << " n=" << n << ": a wrong answer only counts if it ran";
             EXPECT_FALSE(g.ok) << k.name << " " << type << " n=" << n << ": grid data did not catch it (got " << g.got
                                << ", exact " << g.want << ")";
             if constexpr (!std::is_integral_v<T>) {
