@@ -269,7 +269,7 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     auto kernel = b16 ? sgemmStreamK<T, true> : sgemmStreamK<T, false>;
     // C staged past the ring where float4 stores cannot write it, if the GPU gives a block that much.
     const size_t staged = T::SMEM + size_t(T::THREADS / 32) * kStagedFloats<T> * sizeof(float);
-    const bool stage_c = !c_vec4(C, N) && common::request_dynamic_smem(kernel, staged, true).empty();
+    const bool stage_c = !c_vec4(C, N) && common::smem_refusal(staged).empty();
     const size_t smem = stage_c ? staged : T::SMEM;
     const std::string refused = common::request_dynamic_smem(kernel, smem, true);
     if (!refused.empty()) return "not launched: " + refused;

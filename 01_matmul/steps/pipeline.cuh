@@ -146,13 +146,19 @@ __device__ __forceinline__ void mma_k(const float* as, const float* bs, int kk, 
         for (int j = 0; j < T::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
 }
 
+// float4 stores of C need N % 4 == 0 and a 16-byte-aligned C; where they
+// cannot, the kernels stage C (store_acc_staged, below).
+__host__ __device__ inline bool c_vec4(const float* C, int N) {
+    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
+}
+
 // This lane's results, rows row0 + 32 (i / 4) + i % 4 and columns col0 + 16 j
 // + 0..3 of the M x N row-major `out`, guarded at the edges; float4 stores
 // where N % 4 == 0 and `out` is 16-byte aligned, 4-byte stores otherwise.
 template <class T>
 __device__ __forceinline__ void store_acc(float* out, const float (&acc)[T::TM][T::TN], int row0, int col0, int M,
                                           int N) {
-    const bool vec = (N % 4) == 0 && (reinterpret_cast<uintptr_t>(out) % 16) == 0;  // float4 stores
+    const bool vec = c_vec4(out, N);  // float4 stores
 #pragma unroll
     for (int i = 0; i < T::TM; ++i) {
         const int row = row0 + 32 * (i / 4) + i % 4;
@@ -207,12 +213,6 @@ __device__ __forceinline__ void store_acc_staged(float* buf, float* out, const f
         }
         __syncwarp();  // the buffer is read before the next rows overwrite it
     }
-}
-
-// store_acc's float4 stores need N % 4 == 0 and a 16-byte-aligned C; else the
-// kernels stage C (store_acc_staged).
-__host__ __device__ inline bool c_vec4(const float* C, int N) {
-    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
 }
 
 // What the epilogue does with C: float4 stores where it can (c_vec4), else rows
