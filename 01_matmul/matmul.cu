@@ -6,7 +6,7 @@
 //   ./matmul                               4096 x 4096 x 4096
 //   ./matmul --m 1000 --n 333 --k 77       any shape
 //   ./matmul --sweep --csv 01_matmul/results/h200.csv
-//   ./matmul --tune                        every configuration x split-K, and stream-K
+//   ./matmul --tune                        every configuration x split-K, and stream-K; 3xTF32 by where A is split
 //   ./matmul --pitfalls --m 1000 --n 1000 --k 1000   also the seed's unguarded grid
 //
 // GFLOP/s = 2 M N K / time: one multiply and one add per term of every dot product.
@@ -329,14 +329,15 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         std::printf("%-16s", "config\\splitK");
         for (int z : matmul::kSplitFactors) std::printf(" %8d", z);
         std::printf(" %8s\n", "streamK");
-        auto measure = [&](const std::function<void()>& launch, bool picked, const std::string& what) {
+        auto measure = [&](const std::function<void()>& launch, bool picked, const std::string& what,
+                           matmul::Math math = matmul::Math::Fp32) {
             dC.poison();
             launch();
             CHECK(cudaDeviceSynchronize());
             dC.download(got);
             std::string why;
             std::pair<double, double> rel;
-            const bool pass = ver.check(got, true, matmul::Math::Fp32, &why, &rel).pass();
+            const bool pass = ver.check(got, true, math, &why, &rel).pass();
             if (!pass) std::printf("\n  %s: %s\n", what.c_str(), why.c_str());
             ok &= pass;
             const double ms = common::time_median_ms(launch, warmup, reps);
@@ -364,6 +365,27 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                 std::printf("\n");
             }
         }
+        // sgemm3xTf32 (step 16): A split by a pre-pass or in the kernel, x split-K.
+        if (matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")).empty()) {
+            const matmul::Tf32Plan p3 = matmul::plan_3xtf32(s.m, s.n, s.k, common::gpu());
+            const bool in3 = matmul::split_a_in_kernel(s.m, s.n, s.k, p3);
+            std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)\n");
+            for (bool in_kernel : {false, true}) {
+                std::printf("%-16s", in_kernel ? "A in kernel" : "A pre-pass");
+                for (int z : matmul::kSplitFactors) {
+                    if (z > max_splits) {
+                        std::printf(" %8s", "-");
+                        continue;
+                    }
+                    measure([&] {
+                        matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(dA.get(), dB.get(), dC.get(), s.m, s.n,
+                                                                            s.k, z, common::gpu().sms, in_kernel);
+                    }, in_kernel == in3 && z == p3.splits, std::string("sgemm3xTf32 splitK ") + std::to_string(z),
+                            matmul::Math::Tf32x3);
+                }
+                std::printf("\n");
+            }
+        }
     }
     return ok;
 }
@@ -388,7 +410,9 @@ int main(int argc, char** argv) {
         .option("n", &n, "columns of B and C", 1, matmul::kMaxDim)
         .option("k", &k, "columns of A, rows of B", 1, matmul::kMaxDim)
         .flag("pitfalls", &opt.pitfalls, "also run the seed's unguarded-grid kernel (MatMulKernelSeedGrid)")
-        .flag("tune", &opt.tune, "also time every configuration of sgemmCpAsync (x split-K) and sgemmStreamK");
+        .flag("tune", &opt.tune,
+              "also time every configuration of sgemmCpAsync (x split-K) and sgemmStreamK, and sgemm3xTf32 by "
+              "where A is split (x split-K)");
     common::add_common_options(cli, opt.common, common::kernel_names(matmul::kernels(), matmul::pitfalls()));
     cli.mode("", common::timed_options({"m", "n", "k", "pitfalls", "tune"}))
         .mode("sweep", common::timed_options({"pitfalls", "tune"}));

@@ -11,6 +11,7 @@
 //   autotune_candidates()    what sgemmAutotuned (step 10) times
 //   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16),
 //                            a split's second pass priced in time (with_split_pass)
+//   split_a_in_kernel()      where 3xTF32 (step 16) splits A: a pre-pass or in the kernel
 //
 // Every plan is picked from what fits: a configuration whose shared memory
 // exceeds what one block may have is never a candidate, and blocks per SM
@@ -238,18 +239,22 @@ inline std::string launch_sgemmStreamK(const float* A, const float* B, float* C,
 }
 
 // ---- TF32: sgemmTf32Mma (step 11) ----------------------------------------------
-// 3 stages of 35 KB (two blocks per SM) where a block may have 105 KB, else 2 stages.
+// 3 stages of 35 KB (two blocks per SM) where a block may have 105 KB, else 2
+// stages. A and B are padded to 16-byte rows where that pays (pad_b_pays, as
+// for steps 8-10's B), else read with 4-byte copies.
 using MmaTile128 = MmaTile<128, 128, 32, 64, 64, 3, 2>;
 using MmaTile128s2 = MmaTile<128, 128, 32, 64, 64, 2, 2>;
 inline std::string waived_sgemmTf32Mma() {
     std::string why = common::cc_refusal(80, "TF32 mma.sync");
-    if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(sgemmTf32Mma<MmaTile128s2>), 80);
+    if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(sgemmTf32Mma<MmaTile128s2, true>), 80);
     if (why.empty()) why = common::smem_refusal(MmaTile128s2::SMEM);
     return why;
 }
 inline std::string launch_sgemmTf32Mma(const float* A, const float* B, float* C, int M, int N, int K) {
-    return common::smem_refusal(MmaTile128::SMEM).empty() ? launch_sgemmTf32Mma_with<MmaTile128>(A, B, C, M, N, K)
-                                                          : launch_sgemmTf32Mma_with<MmaTile128s2>(A, B, C, M, N, K);
+    const bool pad = pad_b_pays(M, N, K);
+    return common::smem_refusal(MmaTile128::SMEM).empty()
+               ? launch_sgemmTf32Mma_with<MmaTile128>(A, B, C, M, N, K, pad)
+               : launch_sgemmTf32Mma_with<MmaTile128s2>(A, B, C, M, N, K, pad);
 }
 
 // ---- TF32: the TMA + wgmma steps (13-16) ----------------------------------------
@@ -393,9 +398,25 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
     return p.wide ? launch_sgemmTmaWgmmaSplitK_with<W::Wide>(A, B, C, M, N, K, p.splits, g.sms)
                   : launch_sgemmTmaWgmmaSplitK_with<W::Narrow>(A, B, C, M, N, K, p.splits, g.sms);
 }
+// Where 3xTF32 splits A (step 16): a pre-pass reads A and writes A_big and
+// A_small (12 M K bytes at the DRAM rate, and a launch); split in the kernel,
+// each A tile is split once for every tile column it meets, with no pass, but
+// the k-loop measured 12-15% slower at 4096^3 and 8192^3 on the H100 (README,
+// worklog). So the kernel splits where the pre-pass would cost more than
+// kSplitInKernelCost of the product's modelled time: where N is small (the
+// pass is a large share of a product with few tile columns) or everything is
+// (the pass is mostly its launch).
+constexpr double kSplitInKernelCost = 0.13;
+inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p) {
+    if (p.score <= 0) return false;
+    const double product = 2.0 * M * N * K / (p.score * kTf32FlopsPerSecond / 3);
+    const double pre_pass = 3.0 * M * K * sizeof(float) / kDramBytesPerSecond + kSecondPassLaunchSeconds;
+    return pre_pass > kSplitInKernelCost * product;
+}
 inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
     const common::Gpu& g = common::gpu();
-    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, plan_3xtf32(M, N, K, g).splits, g.sms);
+    const Tf32Plan p = plan_3xtf32(M, N, K, g);
+    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, p.splits, g.sms, split_a_in_kernel(M, N, K, p));
 }
 
 }  // namespace matmul

@@ -111,17 +111,20 @@ TEST(TmaWgmmaSteps, SplitKExactOnIntegersAtEveryTileGridAndSplit) {
                 });
 }
 
-TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridAndSplit) {
+TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridSplitAndWayToSplitA) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
     for (const Shape& s : kStepShapes)
         for (int splits : {1, 2, 5})
             for (int blocks : {1, 3, 1 << 20})
-                expect_exact(s, "splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks),
-                             [&](const float* A, const float* B, float* C) {
-                                 return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k,
-                                                                                            splits, blocks);
-                             });
+                for (bool in_kernel : {false, true})
+                    expect_exact(s,
+                                 "splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks) +
+                                     (in_kernel ? " A split in kernel" : " A split by a pre-pass"),
+                                 [&](const float* A, const float* B, float* C) {
+                                     return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                         A, B, C, s.m, s.n, s.k, splits, blocks, in_kernel);
+                                 });
 }
 
 // What the TF32 launchers say they ran where the TMA's rules (16-byte aligned
@@ -132,17 +135,42 @@ TEST(MatmulAlignment, TheTensorCoreLaunchersSayWhatTheyPadded) {
         const matmul::Kernel& k = common::kernel_named(matmul::kernels(), name);
         if (k.math != matmul::Math::Tf32 || !runs_here(k)) continue;  // sgemm3xTf32 splits A into a copy anyway
         std::string what;
+        // sgemmTf32Mma (no TMA) reads small products as they are, with 4-byte copies: padding would cost more.
+        const std::string how = name == "sgemmTf32Mma" ? ":4-byte" : " padded";
         const Shape odd_k{64, 64, 63}, odd_n{64, 63, 64}, even{64, 64, 64};
         run(integer_data(odd_k), odd_k, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 63); });
-        EXPECT_NE(what.find(" A padded"), std::string::npos) << name << ": " << what;
+        EXPECT_NE(what.find(" A" + how), std::string::npos) << name << ": " << what;
         run(integer_data(odd_n), odd_n, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 63, 64); });
-        EXPECT_NE(what.find(" B padded"), std::string::npos) << name << ": " << what;
+        EXPECT_NE(what.find(" B" + how), std::string::npos) << name << ": " << what;
         run(integer_data(even), even, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 64); },
             {1, 0, 0});
-        EXPECT_NE(what.find(" A padded (A not 16-byte aligned)"), std::string::npos) << name << ": " << what;
+        EXPECT_NE(what.find(" A" + how + " (A not 16-byte aligned)"), std::string::npos) << name << ": " << what;
         run(integer_data(even), even, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, 64, 64, 64); });
         EXPECT_EQ(what.find("padded"), std::string::npos) << name << ": " << what;
+        EXPECT_EQ(what.find("4-byte"), std::string::npos) << name << ": " << what;
     }
+}
+
+// sgemmTf32Mma's two ways to read operands whose rows are off 16 bytes, each
+// forced at shapes where the plan would pick the other: a padded copy (16-byte
+// copies) and 4-byte copies straight from A and B. Exact on integers, and the
+// launch column names the way taken.
+TEST(MatmulAlignment, Tf32MmaPaddedAndFourByteCopiesAreBothExact) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTf32Mma")));
+    for (const Shape& s : {Shape{129, 127, 9}, Shape{1000, 333, 77}, Shape{257, 384, 1001}, Shape{64, 64, 64}})
+        for (bool pad : {true, false}) {
+            std::string what;
+            expect_exact(s, pad ? "padded" : "4-byte", [&](const float* A, const float* B, float* C) {
+                what = matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(A, B, C, s.m, s.n, s.k, pad);
+                return what;
+            });
+            const bool a_off = s.k % 4 != 0, b_off = s.n % 4 != 0;
+            EXPECT_EQ(what.find(" A padded") != std::string::npos, pad && a_off) << name_of(s) << ": " << what;
+            EXPECT_EQ(what.find(" B padded") != std::string::npos, pad && b_off) << name_of(s) << ": " << what;
+            EXPECT_EQ(what.find(" A:4-byte") != std::string::npos, !pad && a_off) << name_of(s) << ": " << what;
+            EXPECT_EQ(what.find(" B:4-byte") != std::string::npos, !pad && b_off) << name_of(s) << ": " << what;
+        }
 }
 
 }  // namespace

@@ -25,7 +25,11 @@
 //    bank (136 t + g) % 32 = 8 t + g, all different.
 // Both are copied with 16-byte cp.async (A needs K % 4 == 0 and 16-byte
 // alignment for that: the launcher pads a copy of A otherwise, as step 8 does
-// for B). Each value is rounded to TF32 (cvt.rna) as it is loaded.
+// for B). Padding costs a pass and a launch each, which at small products is
+// most of the time (129 x 65 x 33: 21 us, against 14 for cuBLAS TF32): there
+// the launcher reads A and B as they are, with 4-byte copies (V16 = false),
+// by the rule step 8's plans use for B (plans.cuh, pad_b_pays). Each value
+// is rounded to TF32 (cvt.rna) as it is loaded.
 // Look for: HMMA instructions in the SASS (sass_ops.py), and how far this
 // is from cuBLAS's TF32 (the peer of the tensor-core rows): the warps issue
 // the loads, the conversions and the MMAs themselves, and every value is
@@ -70,24 +74,34 @@ struct MmaTile {
 // thread), 3 stages of 35 KB (two blocks per SM), 2 where that does not fit.
 
 // ROWS x COLS floats of a row-major matrix (pitch ld) from src into shared
-// memory (pitch LDS) with 16-byte cp.async, zero-filling rows >= rows_left
-// and columns >= cols_left (cols_left a multiple of 4, so a vector is
-// either inside or outside).
-template <int ROWS, int COLS, int LDS, int THREADS>
-__device__ __forceinline__ void copy_tile16(float* dst, const float* src, size_t ld, int rows_left, int cols_left,
-                                            int tid) {
+// memory (pitch LDS) with cp.async, zero-filling rows >= rows_left and
+// columns >= cols_left: V16, one 16-byte copy per 4 floats (ld and cols_left
+// multiples of 4, so a vector is either inside or outside); else four 4-byte
+// copies, each checked on its own column (any ld, any alignment).
+template <int ROWS, int COLS, int LDS, int THREADS, bool V16>
+__device__ __forceinline__ void copy_tile(float* dst, const float* src, size_t ld, int rows_left, int cols_left,
+                                          int tid) {
     constexpr int PER_ROW = COLS / 4, ROW_STEP = THREADS / PER_ROW;
     static_assert(THREADS % PER_ROW == 0 && ROWS % ROW_STEP == 0, "the copies must divide evenly");
     const int c = (tid % PER_ROW) * 4;
 #pragma unroll
-    for (int r = tid / PER_ROW; r < ROWS; r += ROW_STEP)
-        cp_async16(dst + r * LDS + c, src + size_t(r) * ld + c, r < rows_left && c < cols_left);
+    for (int r = tid / PER_ROW; r < ROWS; r += ROW_STEP) {
+        float* d = dst + r * LDS + c;
+        const float* s = src + size_t(r) * ld + c;
+        if constexpr (V16) {
+            cp_async16(d, s, r < rows_left && c < cols_left);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) cp_async4(d + e, s + e, r < rows_left && c + e < cols_left);
+        }
+    }
 }
 
 // ---- The kernel ------------------------------------------------------------
-// A (pitch lda) and B (pitch ldb): 16-byte aligned, pitches multiples of 4
-// (the launcher's prepare_b). Edge tiles are zero-filled, stores guarded.
-template <class T>
+// A (pitch lda) and B (pitch ldb): with V16 16-byte aligned, pitches
+// multiples of 4 (the launcher's prepare_b); else any. Edge tiles are
+// zero-filled, stores guarded.
+template <class T, bool V16>
 __global__ void __launch_bounds__(T::THREADS, T::MINB)
 sgemmTf32Mma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
              int lda, int ldb) {
@@ -104,10 +118,10 @@ sgemmTf32Mma(const float* __restrict__ A, const float* __restrict__ B, float* __
     const float* a_src = A + size_t(bm) * lda;
     const float* b_src = B + bn;
     auto load = [&](int kt, int s) {  // k-tile kt into stage s
-        copy_tile16<T::BM, T::BK, T::LDA, T::THREADS>(As + s * T::A_STAGE, a_src + kt * T::BK, lda, M - bm,
-                                                      lda - kt * T::BK, tid);
-        copy_tile16<T::BK, T::BN, T::LDB, T::THREADS>(Bs + s * T::B_STAGE, b_src + size_t(kt) * T::BK * ldb, ldb,
-                                                      K - kt * T::BK, ldb - bn, tid);
+        copy_tile<T::BM, T::BK, T::LDA, T::THREADS, V16>(As + s * T::A_STAGE, a_src + kt * T::BK, lda, M - bm,
+                                                         lda - kt * T::BK, tid);
+        copy_tile<T::BK, T::BN, T::LDB, T::THREADS, V16>(Bs + s * T::B_STAGE, b_src + size_t(kt) * T::BK * ldb, ldb,
+                                                         K - kt * T::BK, ldb - bn, tid);
     };
 #pragma unroll
     for (int s = 0; s < T::STAGES - 1; ++s) {
@@ -169,14 +183,19 @@ sgemmTf32Mma(const float* __restrict__ A, const float* __restrict__ B, float* __
 }
 
 // ---- The launcher ----------------------------------------------------------
+// pad: copy A or B to a 16-byte pitch where 16-byte copies cannot read it
+// as it is; else read both with 4-byte copies (the launch column says
+// "A:4-byte" or "B:4-byte" for the one that needed it).
 template <class T>
-std::string launch_sgemmTf32Mma_with(const float* A, const float* B, float* C, int M, int N, int K) {
-    const std::string refused = common::request_dynamic_smem(sgemmTf32Mma<T>, T::SMEM, true);
+std::string launch_sgemmTf32Mma_with(const float* A, const float* B, float* C, int M, int N, int K, bool pad) {
+    const PreparedB pa = prepare_b(A, K, M, pad, kPaddedA, "A");
+    const PreparedB pb = prepare_b(B, N, K, pad);
+    const bool v16 = pa.b16 && pb.b16;
+    const auto kernel = v16 ? sgemmTf32Mma<T, true> : sgemmTf32Mma<T, false>;
+    const std::string refused = common::request_dynamic_smem(kernel, T::SMEM, true);
     if (!refused.empty()) return "not launched: " + refused;
-    const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");
-    const PreparedB pb = prepare_b(B, N, K, true);
     const int grid = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
-    sgemmTf32Mma<T><<<grid, T::THREADS, T::SMEM>>>(pa.b, pb.b, C, M, N, K, pa.ldb, pb.ldb);
+    kernel<<<grid, T::THREADS, T::SMEM>>>(pa.b, pb.b, C, M, N, K, pa.ldb, pb.ldb);
     CHECK_LAUNCH();
     return tile_name<T>() + c_pairs_what(C, N) + pa.what + pb.what;
 }

@@ -11,9 +11,18 @@
 //
 // What changes against step 15 (the same persistent, split-K kernel; plans.cuh
 // picks the splits, with 128-row tiles: a 256-row stage would be 80 KB):
-//  - A is split once, before the product, by a small kernel (splitTf32)
-//    into two matrices A_big and A_small with a 16-byte pitch; the producer
-//    loads both tiles with the TMA (FLOAT32: the values are TF32 already).
+//  - A is split into A_big and A_small in one of two places (plans.cuh
+//    picks, kSplitInKernel):
+//    once, before the product, by a small kernel (splitTf32) into two
+//    matrices with a 16-byte pitch, whose tiles the producer loads with the
+//    TMA (FLOAT32: the values are TF32 already); or tile by tile, inside the
+//    product: the producer loads A's tile as it is into the A_big slot, and
+//    the producer warpgroup's warps 1-3, idle otherwise, split it in place
+//    when it lands (the `full` barrier), write A_small beside it, make their
+//    writes visible to the tensor cores (fence.proxy.async: wgmma reads
+//    shared memory through the async proxy) and arrive on `split`. The
+//    first costs three passes over A; the second splits each A tile once for
+//    every tile column it meets (README, worklog).
 //    A stage is A_big + A_small + B = 48 KB: 4 stages.
 //  - B is loaded as it is (FLOAT32: the low bits are needed) and split in
 //    registers as each thread loads its fragments: b_big = cvt.rna(b),
@@ -43,18 +52,20 @@ namespace step16 {
 
 // The block's tile: BM rows of C (wgmma's N) x BN = 128 columns (two
 // consumer warpgroups x 64), k-tiles of BK = 32 (one 128-byte box row),
-// STAGES buffers of (2 BM + BN) x BK floats: A_big, A_small, B.
+// STAGES buffers of (2 BM + BN) x BK floats: A_big, A_small, B; SPLITTERS:
+// the producer warpgroup's threads that split A in the kernel (warps 1-3).
 // PRODUCER_REGS, CONSUMER_REGS: registers per thread the warpgroups ask
 // for with setmaxnreg (0: keep the launch's even share).
 template <int BM_, int STAGES_, int PRODUCER_REGS_ = 0, int CONSUMER_REGS_ = 0>
 struct Tile {
-    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2;
+    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2, SPLITTERS = 96;
     static constexpr int PRODUCER_REGS = PRODUCER_REGS_, CONSUMER_REGS = CONSUMER_REGS_;
     static constexpr int THREADS = 128 * (1 + CONSUMERS);  // producer warpgroup + consumers
     static constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = 2 * A_FLOATS + B_FLOATS;
     static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
+    static constexpr unsigned UNSPLIT_BYTES = (A_FLOATS + B_FLOATS) * sizeof(float);  // A as it is, and B
     static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
-    static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t);
+    static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 3 * STAGES * sizeof(uint64_t);
     static_assert(BM == 128, "128-row tiles only: a 256-row stage would be 80 KB");
 };
 
@@ -83,6 +94,24 @@ __global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, 
         const float b = __uint_as_float(to_tf32(x));
         big[i] = b;
         small[i] = __uint_as_float(to_tf32(x - b));
+    }
+}
+
+// Thread c of SPLITTERS splits its share of a landed A tile in place:
+// a_big[q] = tf32(x), a_small[q] = tf32(x - a_big[q]), 16 bytes at a time.
+// Element for element, so the TMA's 128-byte swizzle is kept: A_small's
+// slot has the layout of A_big's, as both wgmma descriptors expect.
+template <class T>
+__device__ __forceinline__ void split_tile(float* a_big, int c) {
+    float4* big = reinterpret_cast<float4*>(a_big);
+    float4* small = reinterpret_cast<float4*>(a_big + T::A_FLOATS);
+    for (int q = c; q < T::A_FLOATS / 4; q += T::SPLITTERS) {
+        const float4 x = big[q];
+        const float4 b = make_float4(__uint_as_float(to_tf32(x.x)), __uint_as_float(to_tf32(x.y)),
+                                     __uint_as_float(to_tf32(x.z)), __uint_as_float(to_tf32(x.w)));
+        big[q] = b;
+        small[q] = make_float4(__uint_as_float(to_tf32(x.x - b.x)), __uint_as_float(to_tf32(x.y - b.y)),
+                               __uint_as_float(to_tf32(x.z - b.z)), __uint_as_float(to_tf32(x.w - b.w)));
     }
 }
 
@@ -138,7 +167,9 @@ __device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
 }
 
 // ---- The kernel ------------------------------------------------------------
-template <class T>
+// tma_a_big maps A_big (the pre-pass's) or, with kSplitInKernel, A itself;
+// tma_a_small maps A_small (unused with kSplitInKernel).
+template <class T, bool kSplitInKernel>
 __global__ void __launch_bounds__(T::THREADS, 1)
 sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant__ CUtensorMap tma_a_small,
             const __grid_constant__ CUtensorMap tma_b, float* __restrict__ C, int M, int N, int K, int k_split,
@@ -148,6 +179,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
     float* ring = ring_of<T>(smem_raw);
     uint64_t* full = reinterpret_cast<uint64_t*>(ring + T::STAGES * T::STAGE_FLOATS);
     uint64_t* empty = full + T::STAGES;
+    uint64_t* split = empty + T::STAGES;  // kSplitInKernel: the stage's A is split
 
     // Block x computes tiles x, x + gridDim.x, ... The ring's k-tile counter `it` runs on across
     // tiles, so the producer fills the next tile's stages while the consumers store the last one.
@@ -160,12 +192,13 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         for (int s = 0; s < T::STAGES; ++s) {
             common::mbarrier_init(&full[s], 1);                     // the producer's arrive.expect_tx
             common::mbarrier_init(&empty[s], 128 * T::CONSUMERS);  // every consumer thread
+            common::mbarrier_init(&split[s], T::SPLITTERS);         // every splitting thread
         }
         common::fence_mbarrier_init();
     }
     __syncthreads();
 
-    if (warpgroup == 0) {  // the producer: one thread asks for every tile
+    if (warpgroup == 0) {  // the producer: one thread asks for every tile (and warps 1-3 may split A)
         if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             int it = 0;  // k-tiles through the ring so far
@@ -178,14 +211,23 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
                     float* a_big = ring + s * T::STAGE_FLOATS;
                     float* a_small = a_big + T::A_FLOATS;
                     float* bs = a_small + T::A_FLOATS;
-                    common::mbarrier_arrive_expect_tx(&full[s], T::STAGE_BYTES);
+                    common::mbarrier_arrive_expect_tx(&full[s], kSplitInKernel ? T::UNSPLIT_BYTES : T::STAGE_BYTES);
                     const int k = k_begin + kt * T::BK;
-                    tma_load_2d(a_big, &tma_a_big, k, bm, &full[s]);  // BM rows of A_big, k .. k + 31
-                    tma_load_2d(a_small, &tma_a_small, k, bm, &full[s]);
+                    tma_load_2d(a_big, &tma_a_big, k, bm, &full[s]);  // BM rows of A_big (or A), k .. k + 31
+                    if constexpr (!kSplitInKernel) tma_load_2d(a_small, &tma_a_small, k, bm, &full[s]);
 #pragma unroll
                     for (int j = 0; j < T::BN / 32; ++j)  // BK rows of B, 32 columns a box
                         tma_load_2d(bs + j * 32 * T::BK, &tma_b, bn + 32 * j, k, &full[s]);
                 }
+            }
+        } else if (kSplitInKernel && threadIdx.x >= 32) {  // warps 1-3: the same walk, one split per k-tile
+            const int tiles_here = tiles > int(blockIdx.x) ? (tiles - 1 - int(blockIdx.x)) / int(gridDim.x) + 1 : 0;
+            for (int it = 0; it < tiles_here * k_tiles; ++it) {
+                const int s = it % T::STAGES;
+                common::mbarrier_wait(&full[s], (it / T::STAGES) & 1);
+                split_tile<T>(ring + s * T::STAGE_FLOATS, threadIdx.x - 32);
+                common::fence_proxy_async();  // these generic-proxy writes, before wgmma reads them
+                common::mbarrier_arrive(&split[s]);
             }
         }
     } else {  // the consumers: warpgroup c = 1, 2 computes C^T rows bn + 64 (c - 1) .. + 63
@@ -208,6 +250,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % T::STAGES;
                 common::mbarrier_wait(&full[s], (it / T::STAGES) & 1);
+                if constexpr (kSplitInKernel) common::mbarrier_wait(&split[s], (it / T::STAGES) & 1);
                 const float* a_big = ring + s * T::STAGE_FLOATS;
                 load_split_fragments<T>(a_big + 2 * T::A_FLOATS + rows.box * 32 * T::BK, rows, t, frag);
 #pragma unroll
@@ -243,24 +286,34 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
 // `splits` slices of K (fewer where K has fewer k-tiles, or where the
 // partials would not fit kSplitKScratchMaxBytes), then splitKReduce adds
 // them; at most max_blocks blocks along x (one per SM: plans.cuh), each
-// walking tiles.
+// walking tiles; A split by a pre-pass, or in the kernel (split_a_in_kernel).
 template <class T>
 std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
-                                            int max_blocks) {
-    const std::string refused = common::request_dynamic_smem(step16::sgemm3xTf32<T>, T::SMEM);
+                                    int max_blocks, bool split_a_in_kernel = false) {
+    const auto kernel = split_a_in_kernel ? step16::sgemm3xTf32<T, true> : step16::sgemm3xTf32<T, false>;
+    const std::string refused = common::request_dynamic_smem(kernel, T::SMEM);
     if (!refused.empty()) return "not launched: " + refused;
-    const int lda = common::ceil_div(K, 4) * 4;  // the split A's pitch: a multiple of 16 bytes
-    float* a_big = scratch(kSplitA, size_t(2) * M * lda);
-    float* a_small = a_big + size_t(M) * lda;
-    step16::splitTf32<<<grid_stride_blocks(size_t(M) * lda, 256), 256>>>(A, a_big, a_small, M, K, lda);
-    CHECK_LAUNCH();
-    const PreparedB pb = prepare_b(B, N, K, true);
-    // FLOAT32 maps: A's halves are TF32 already, and B's low bits are needed for its split.
+    // FLOAT32 maps: A's halves are TF32 already, and the low bits of A (split in the kernel) and B are needed.
     constexpr CUtensorMapDataType bits = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     CUtensorMap m_big, m_small, mb;
-    const std::string unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
-                                 tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits) +
-                                 tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK, bits);
+    std::string unmapped, a_what;
+    if (split_a_in_kernel) {
+        const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");  // A is M rows of K
+        unmapped = tensor_map_2d(&m_big, pa.b, M, K, pa.ldb, T::BM, bits);
+        m_small = m_big;  // not read
+        a_what = " A split in kernel" + pa.what;
+    } else {
+        const int lda = common::ceil_div(K, 4) * 4;  // the split A's pitch: a multiple of 16 bytes
+        float* a_big = scratch(kSplitA, size_t(2) * M * lda);
+        float* a_small = a_big + size_t(M) * lda;
+        step16::splitTf32<<<grid_stride_blocks(size_t(M) * lda, 256), 256>>>(A, a_big, a_small, M, K, lda);
+        CHECK_LAUNCH();
+        unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
+                   tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits);
+        a_what = " A split";
+    }
+    const PreparedB pb = prepare_b(B, N, K, true);
+    unmapped += tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK, bits);
     if (!unmapped.empty()) return "not launched: " + unmapped;
     const int k_tiles = common::ceil_div(K, T::BK);
     splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
@@ -270,14 +323,14 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
     const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
-    step16::sgemm3xTf32<T><<<grid, T::THREADS, T::SMEM>>>(m_big, m_small, mb, C, M, N, K, k_split, partial);
+    kernel<<<grid, T::THREADS, T::SMEM>>>(m_big, m_small, mb, C, M, N, K, k_split, partial);
     CHECK_LAUNCH();
     if (splits > 1) {
         splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits);
         CHECK_LAUNCH();
     }
     return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") + " persistent P" +
-           std::to_string(grid.x) + " A split" + c_pairs_what(C, N) + pb.what;
+           std::to_string(grid.x) + a_what + c_pairs_what(C, N) + pb.what;
 }
 
 }  // namespace matmul
