@@ -402,21 +402,27 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
 // A_small (12 M K bytes at the DRAM rate, and a launch); split in the kernel,
 // each A tile is split once for every tile column it meets, with no pass, but
 // the k-loop measured 12-15% slower at 4096^3 and 8192^3 on the H100 (README,
-// worklog). So the kernel splits where the pre-pass would cost more than
-// kSplitInKernelCost of the product's modelled time: where N is small (the
-// pass is a large share of a product with few tile columns) or everything is
-// (the pass is mostly its launch).
+// worklog). Where A's rows are not 16-byte aligned (K % 4 != 0) the TMA needs
+// a padded copy of A either way (8 M K bytes and a launch): then the kernel's
+// split saves only a third of the bytes. So the kernel splits where what it
+// saves would cost more than kSplitInKernelCost of the product's modelled
+// time: where N is small (the pass is a large share of a product with few
+// tile columns) or everything is and A is aligned (the pass is mostly its
+// launch).
 constexpr double kSplitInKernelCost = 0.13;
-inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p) {
+inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_aligned) {
     if (p.score <= 0) return false;
     const double product = 2.0 * M * N * K / (p.score * kTf32FlopsPerSecond / 3);
-    const double pre_pass = 3.0 * M * K * sizeof(float) / kDramBytesPerSecond + kSecondPassLaunchSeconds;
-    return pre_pass > kSplitInKernelCost * product;
+    const double bytes = double(M) * K * sizeof(float);
+    const double pre_pass = 3.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
+    const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
+    return pre_pass - padding > kSplitInKernelCost * product;
 }
 inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
     const common::Gpu& g = common::gpu();
     const Tf32Plan p = plan_3xtf32(M, N, K, g);
-    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, p.splits, g.sms, split_a_in_kernel(M, N, K, p));
+    const bool in_kernel = split_a_in_kernel(M, N, K, p, K % 4 == 0 && aligned16(A));
+    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, p.splits, g.sms, in_kernel);
 }
 
 }  // namespace matmul

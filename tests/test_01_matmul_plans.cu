@@ -166,18 +166,25 @@ TEST(MatmulPlan, Tf32SplitsOnlyWhereThePartialsCostLessThanTheIdleSms) {
 // Where 3xTF32 splits A: in the kernel at the shapes where that measured
 // faster than the pre-pass on the H100 (1024^3: 36.1 against 39.1 us;
 // 4096 x 512 x 4096: 0.169 against 0.222 ms; 8192 x 128 x 8192: 0.179 against
-// 0.541; 1024 x 1024 x 8192), by the pre-pass where that did (4096^3: 1.12
-// against 1.27 ms; 8192^3: 9.48 against 10.79; 2049 x 2047 x 2051: 0.252
-// against 0.282), and in the kernel at the small shapes, where the pass is
-// mostly a launch.
+// 0.541; 1024 x 1024 x 8192; 384^3 and 512^3 in the sweep), by the pre-pass
+// where that did (4096^3: 1.12 against 1.27 ms; 8192^3: 9.48 against 10.79;
+// 2049 x 2047 x 2051: 0.252 against 0.282), and at small shapes whose A must
+// be padded anyway (K % 4 != 0: 129 x 65 x 33 and 1000 x 333 x 77 measured
+// slower with the split in the kernel, the padding's launch taking the
+// pre-pass's place).
 TEST(MatmulPlan, ThreeTf32SplitsAInTheKernelWhereThePassWouldCostMore) {
     const common::Gpu g = hopper();
-    auto in_kernel = [&](Shape s) { return matmul::split_a_in_kernel(s.m, s.n, s.k, matmul::plan_3xtf32(s.m, s.n, s.k, g)); };
+    auto in_kernel = [&](Shape s, bool aligned) {
+        return matmul::split_a_in_kernel(s.m, s.n, s.k, matmul::plan_3xtf32(s.m, s.n, s.k, g), aligned);
+    };
     for (Shape s : {Shape{1024, 1024, 1024}, Shape{4096, 512, 4096}, Shape{8192, 128, 8192}, Shape{1024, 1024, 8192},
-                    Shape{1, 1, 1}, Shape{129, 65, 33}, Shape{1000, 333, 77}})
-        EXPECT_TRUE(in_kernel(s)) << name_of(s);
+                    Shape{384, 384, 384}, Shape{512, 512, 512}, Shape{1, 1, 4}})
+        EXPECT_TRUE(in_kernel(s, true)) << name_of(s);
     for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{2049, 2047, 2051}, Shape{128, 8192, 8192}})
-        EXPECT_FALSE(in_kernel(s)) << name_of(s);
+        EXPECT_FALSE(in_kernel(s, s.k % 4 == 0)) << name_of(s);
+    for (Shape s : {Shape{129, 65, 33}, Shape{1000, 333, 77}, Shape{384, 384, 384}})
+        EXPECT_FALSE(in_kernel(s, false)) << name_of(s);
+    EXPECT_TRUE(in_kernel(Shape{8192, 128, 8191}, false));  // N small: the pass is most of the time, padded or not
 }
 
 TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
