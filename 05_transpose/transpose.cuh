@@ -277,6 +277,19 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
     }
 }
 
+// A 16-byte load that asks L2 to fetch the 256-byte block around it from
+// DRAM (PTX `ld.global.nc.L2::256B`, sm_80 and newer; a plain load before).
+// A hint about how much L2 brings in on a miss, not what this load returns.
+__device__ __forceinline__ float4 load_l2_256(const float* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float4 v;
+    asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+#else
+    return *reinterpret_cast<const float4*>(p);
+#endif
+}
+
 // transposeSectorAligned: the same 64-column output tiles, but cut along the
 // 32-byte sectors of the OUTPUT rows instead of along tile multiples.
 //
@@ -312,21 +325,8 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
 // Blocks are launched down tile columns, as in transposeSwizzleVec4ColGrid.
 //
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
-// same values, bytes and instructions, 1-7% faster at the odd shapes (README,
-// worklog step 7).
-// A 16-byte load that asks L2 to fetch the 256-byte block around it from
-// DRAM (PTX `ld.global.nc.L2::256B`, sm_80 and newer; a plain load before).
-// A hint about how much L2 brings in on a miss, not what this load returns.
-__device__ __forceinline__ float4 load_l2_256(const float* p) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    float4 v;
-    asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    return v;
-#else
-    return *reinterpret_cast<const float4*>(p);
-#endif
-}
-
+// same values, bytes and instructions, 1-8% faster at the odd shapes on the
+// H100 (README, worklog step 7).
 constexpr int kAlignedTile = 64, kAlignedThreads = 512, kAlignedHalo = 8;
 constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
 constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
