@@ -368,7 +368,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         // sgemm3xTf32 (step 16): A split by a pre-pass or in the kernel, x split-K.
         if (matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")).empty()) {
             const matmul::Tf32Plan p3 = matmul::plan_3xtf32(s.m, s.n, s.k, common::gpu());
-            const bool in3 = matmul::split_a_in_kernel(s.m, s.n, s.k, p3, s.k % 4 == 0);  // dA: cudaMalloc, aligned
+            const bool in3 = matmul::split_a_in_kernel(s.m, s.n, s.k, p3, matmul::rows16(dA.get(), s.k));
             std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)\n");
             for (bool in_kernel : {false, true}) {
                 std::printf("%-16s", in_kernel ? "A in kernel" : "A pre-pass");

@@ -421,7 +421,7 @@ inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_ali
 inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
     const common::Gpu& g = common::gpu();
     const Tf32Plan p = plan_3xtf32(M, N, K, g);
-    const bool in_kernel = split_a_in_kernel(M, N, K, p, K % 4 == 0 && aligned16(A));
+    const bool in_kernel = split_a_in_kernel(M, N, K, p, rows16(A, K));
     return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, p.splits, g.sms, in_kernel);
 }
 

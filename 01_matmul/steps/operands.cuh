@@ -18,6 +18,11 @@ namespace matmul {
 // on 16 bytes (an offset sub-matrix such as A + 1 does not) and every row
 // must too (K % 4 == 0 for A, N % 4 == 0 for B and C).
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+// Every row of a row-major matrix at p with a pitch of ld floats starts on 16
+// bytes: what float4 accesses, 16-byte cp.async and the TMA need.
+__host__ __device__ inline bool rows16(const float* p, int ld) {
+    return ld % 4 == 0 && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
 
 // Grouped tile order: tile t of tiles_m x tiles_n goes down groups of GROUP_M
 // tile rows, so tiles that run at the same time share A and B panels in L2.
@@ -92,7 +97,7 @@ struct PreparedB {
     std::string what;  // for the launch column
 };
 inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which = kPaddedB, const char* name = "B") {
-    const bool direct16 = N % 4 == 0 && aligned16(B);
+    const bool direct16 = rows16(B, N);
     const std::string why = N % 4 != 0 || direct16 ? "" : std::string(" (") + name + " not 16-byte aligned)";
     pad = pad && !direct16;
     const bool b16 = direct16 || pad;

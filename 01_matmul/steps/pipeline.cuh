@@ -148,9 +148,7 @@ __device__ __forceinline__ void mma_k(const float* as, const float* bs, int kk, 
 
 // float4 stores of C need N % 4 == 0 and a 16-byte-aligned C; where they
 // cannot, the kernels stage C (store_acc_staged, below).
-__host__ __device__ inline bool c_vec4(const float* C, int N) {
-    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
-}
+__host__ __device__ inline bool c_vec4(const float* C, int N) { return rows16(C, N); }
 
 // This lane's results, rows row0 + 32 (i / 4) + i % 4 and columns col0 + 16 j
 // + 0..3 of the M x N row-major `out`, guarded at the edges; float4 stores
