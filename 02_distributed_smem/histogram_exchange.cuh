@@ -7,9 +7,9 @@
 // each sample once and moves it once, in batches (README, "Beyond one block"):
 //
 //   1. read   each block loads its tile of 16384 samples (8 int4 per thread)
-//   2. rank   each sample takes the next place among its warp's samples for
-//             its owner block (the block holding its bin's counter): a
-//             shared-memory atomic on the warp's counter for that owner
+//   2. rank   each sample takes the next place among its warp's (or
+//             half-warp's) samples for its owner block (the block holding its
+//             bin's counter): a shared-memory atomic on a counter per owner
 //   3. stage  a block-wide scan turns the warps' counts into one contiguous
 //             segment per owner in this block's shared memory; each sample
 //             is stored there as a 16-bit slot (its counter's index in the
@@ -68,16 +68,18 @@ constexpr int kExTile = kExThreads * kExPer;         // samples per block per ro
 constexpr int kExMaxCluster = 16;
 constexpr int kExStage = kExTile + kExMaxCluster * 7;  // slots per staging buffer: samples + padding
 constexpr int kExCols = kExMaxCluster + 1;           // a row of per-owner counts (odd: no bank conflicts)
+constexpr int kExRows = 2 * kExWarps;                // rows of counts: one per warp, or per half-warp
 constexpr int kExMaxSlice = 65536;                   // counters per block: the slots are 16-bit
 constexpr int kExBatch = 4;                          // 16-byte loads in flight per thread when counting
 // Shared memory beside the counters: 2 staging buffers of 16-bit slots, 2
 // segment tables (C + 1 starts), the warps' counts per owner, the segment
 // lengths, 32 words where samples of another group take their (unused) place.
 constexpr size_t kExExtraSmem = 2 * kExStage * sizeof(uint16_t) + 2 * kExCols * sizeof(unsigned) +
-                                kExWarps * kExCols * sizeof(unsigned) + kExMaxCluster * sizeof(unsigned) +
+                                kExRows * kExCols * sizeof(unsigned) + kExMaxCluster * sizeof(unsigned) +
                                 32 * sizeof(unsigned);
 static_assert(kExStage % 8 == 0, "each staging buffer starts on a 16-byte boundary");
 static_assert(kExPer * 32 <= 1024, "a sample's place among its warp's samples for one owner fits 10 bits");
+static_assert(kExRows <= 32, "one lane per row when scanning an owner's counts");
 static_assert(kExWarps >= kExMaxCluster, "warps 0 .. C - 1 read one sender each");
 
 // Narrow (16-bit) counters: a scan moves every count of kExScanFloor or more to
@@ -143,6 +145,29 @@ __device__ __forceinline__ void exchange_add(unsigned* words, unsigned slot) {
     else atomicAdd(words + slot, 1u);
 }
 
+// The round's arrive on the cluster barrier. Its one job in memory is to
+// publish this block's shared-memory writes (the staged segments and their
+// table) to the blocks that read them after their wait. The default arrive
+// (`cluster.barrier_arrive()`, release semantics) compiles to MEMBAR.ALL.GPU
+// before the arrive: a fence for global memory too, which waits for the L2
+// (README worklog, step 10: 3-4% of the kernel at C = 16). A release fence
+// restricted to shared::cta (PTX ISA 8.6) and a relaxed arrive order just
+// what the readers need. The other direction, that every block has read a
+// staging buffer before its owner rewrites it (two rounds later, after the
+// next wait), holds because each value a block read from another's buffer has
+// been added to a counter before the block arrives: an arrive issued after the
+// atomics cannot pass loads whose data they used. (That argument is the
+// hardware's in-order issue, not the PTX memory model; racecheck finds no
+// hazard, and the tests count every sample exactly.)
+__device__ __forceinline__ void exchange_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1208
+    asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n\t"
+                 "barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::this_cluster().barrier_arrive();
+#endif
+}
+
 // Planted bugs, for the tests (never in kernels()): the pipeline's drain (the
 // count of the last round) left out; narrow counters never scanned.
 enum class ExchangeBug { None, NoLastRound, NoScan };
@@ -183,9 +208,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
 
     // Shared memory: the counters, stage[2][kExStage] (the segments this block
     // sends), seg[2][kExCols] (where each owner's segment starts, + its padding
-    // slots in bits 0-2; [C] = the end), warp_count[kExWarps][kExCols] (samples
-    // per warp and owner, then their offsets; the odd row length puts a warp's
-    // owners and an owner's warps in different banks; column kExMaxCluster
+    // slots in bits 0-2; [C] = the end), warp_count[kExRows][kExCols] (samples
+    // per row (a warp or a half-warp) and owner, then their offsets; the odd
+    // row length puts a row's owners and an owner's rows in different banks; column kExMaxCluster
     // counts the tail's missing samples), seg_len[kExMaxCluster], elsewhere[32]
     // (one word per lane for the samples another group counts).
     extern __shared__ __align__(16) unsigned char ex_smem[];
@@ -193,9 +218,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     uint16_t* stage = reinterpret_cast<uint16_t*>(ex_smem + exchange_counter_bytes(slice, kNarrow));
     unsigned* seg = reinterpret_cast<unsigned*>(stage + 2 * kExStage);
     unsigned* warp_count = seg + 2 * kExCols;
-    unsigned* seg_len = warp_count + kExWarps * kExCols;
+    unsigned* seg_len = warp_count + kExRows * kExCols;
     unsigned* elsewhere = seg_len + kExMaxCluster;
-    auto wc = [&](unsigned owner, unsigned w) -> unsigned& { return warp_count[w * kExCols + owner]; };
+    auto wc = [&](unsigned owner, unsigned row) -> unsigned& { return warp_count[row * kExCols + owner]; };
 
     // How many of block r's slots are bins (the last blocks of the last group may have fewer, or none).
     auto real_bins = [&](unsigned r) { return unsigned(max(0, min(slice, int(span) - int(r) * slice))); };
@@ -231,8 +256,8 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
 
     int4 x[kExVecs];
     bool ok[kExVecs];
-    unsigned packed[kExPer];  // slot (bits 0-15), place among the warp's samples for its owner (16-25), owner (26-30)
-    unsigned base = 0;        // lane d < C: where this warp's samples for owner d go in stage[], - 1024 d
+    unsigned packed[kExPer];  // slot (bits 0-15), place in its row for its owner (16-25), owner + half (26-31)
+    unsigned base = 0;        // lane d + half, d < C: where this row's samples for owner d go in stage[], - 1024 (d + half)
     unsigned start = 0, len = 0;  // lane d < C: owner d's segment: its first slot and its samples
 
     // Step 1: issue the loads of round r (tile (r * parts + part) * C + me).
@@ -244,20 +269,28 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
             x[k] = ok[k] ? __ldg(body + i + k * kExThreads) : make_int4(0, 0, 0, 0);
         }
     };
-    // Step 2: rank. Each sample takes the next place among its warp's samples
-    // for its owner: a shared-memory atomic on the warp's own counter for that
+    // Step 2: rank. Each sample takes the next place among its row's samples
+    // for its owner: a shared-memory atomic on the row's own counter for that
     // owner returns it (the lanes with the same owner all hit one address:
     // the hardware serializes them, and that is still cheaper than finding
     // them with ballots; README worklog). A sample that is missing (past the
     // end of the input) takes a place in the row's last column; one that
     // another group counts adds to its lane's own word instead: no branch, and
     // no lanes serialized on it.
-    // Step 3a: warp d scans owner d's counts over the warps; 3b: each owner's
+    // Step 3a: warp d scans owner d's counts over the rows; 3b: each owner's
     // segment starts after the earlier owners', rounded up to 8 slots (16
     // bytes: the readers load int4).
-    unsigned* const my_counts = warp_count + warp * kExCols;  // this warp's row
+    // With fewer than 16 owners each half-warp ranks into a row of its own:
+    // 16 lanes over C owners pile up on fewer addresses than 32 (README
+    // worklog, step 9). `half` is 16 in the upper half-warp, 0 otherwise.
+    constexpr bool kHalves = C < kExMaxCluster;
+    constexpr int kRows = kHalves ? kExRows : kExWarps;
+    const unsigned half = kHalves ? lane & 16 : 0;
+    const unsigned my_row = kHalves ? 2 * warp + (lane >> 4) : warp;
+    unsigned* const my_counts = warp_count + my_row * kExCols;  // this (half-)warp's row
     auto rank = [&]() {
-        if (lane < C || lane == kExMaxCluster) wc(lane, warp) = 0;
+        if ((lane & 15) < C) wc(lane & 15, my_row) = 0;  // (without halves, lanes l and l + 16 write the same 0)
+        if ((lane & 15) == 0) wc(kExMaxCluster, my_row) = 0;
         __syncwarp();
 #pragma unroll
         for (int e = 0; e < kExPer; ++e) {
@@ -268,19 +301,19 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
             unsigned before;
             if constexpr (kOneGroup) before = atomicAdd(my_counts + owner, 1u);
             else before = atomicAdd(owner < C ? my_counts + owner : elsewhere + lane, 1u) & 0x3FF;
-            packed[e] = slot + before * 0x10000u + owner * 0x4000000u;  // (two multiply-adds)
+            packed[e] = slot + before * 0x10000u + (owner + half) * 0x4000000u;  // (two multiply-adds)
         }
         __syncthreads();
         if (warp < C) {
-            const unsigned c = lane < kExWarps ? wc(warp, lane) : 0;
+            const unsigned c = lane < kRows ? wc(warp, lane) : 0;
             unsigned incl = c;
 #pragma unroll
-            for (int k = 1; k < kExWarps; k *= 2) {
+            for (int k = 1; k < kRows; k *= 2) {
                 const unsigned up = __shfl_up_sync(kAll, incl, k);
                 if (lane >= unsigned(k)) incl += up;
             }
-            if (lane < kExWarps) wc(warp, lane) = incl - c;
-            if (lane == kExWarps - 1) seg_len[warp] = incl;
+            if (lane < kRows) wc(warp, lane) = incl - c;
+            if (lane == kRows - 1) seg_len[warp] = incl;
         }
         __syncthreads();
         len = lane < C ? seg_len[lane] : 0;
@@ -291,12 +324,13 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
             if (lane >= unsigned(k)) incl += up;
         }
         start = incl - ((len + 7) & ~7u);
-        // Minus 1024 * lane: stage_round() adds place + 1024 * owner in one go.
-        base = (lane < C ? start + wc(lane, warp) : 0) - 1024 * lane;
+        // Minus 1024 * lane: stage_round() adds place + 1024 * (owner + half) in one go.
+        const unsigned o = lane & 15, start_o = __shfl_sync(kAll, start, o);
+        base = (o < C ? start_o + wc(o, kHalves ? 2 * warp + (lane >> 4) : warp) : 0) - 1024 * lane;
     };
-    // Step 3c: store the slots into stage[buf] (bits 16-30 of a packed sample
-    // are place + 1024 * owner, so its position is the owner's base + those
-    // bits); warp 0 also writes the segment table and fills each segment up to
+    // Step 3c: store the slots into stage[buf] (bits 16-31 of a packed sample
+    // are place + 1024 * (owner + half), so its position is lane owner + half's
+    // base + those bits); warp 0 also writes the segment table and fills each segment up to
     // 16 bytes with slot 0 (the readers need no test; the table tells the
     // owner how many of its slot 0 adds were padding, and it takes them back
     // at the end).
@@ -306,7 +340,7 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
         for (int e = 0; e < kExPer; ++e) {
             const unsigned p = packed[e];
             const unsigned at = __shfl_sync(kAll, base, p >> 26) + (p >> 16);
-            if (p < (unsigned(C) << 26)) out[at] = uint16_t(p);  // owner < C
+            if (p < (unsigned(C) + half) << 26) out[at] = uint16_t(p);  // owner < C
         }
         if (warp == 0 && lane < C) {
             const unsigned padded = (len + 7) & ~7u;
@@ -416,7 +450,7 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
         }
         stage_round(buf);
         if (r > 0) count_round(buf ^ 1);
-        (void)cluster.barrier_arrive();    // release: my stage[buf] is complete, I have read round r - 1
+        exchange_arrive();                 // release: my stage[buf] is complete, I have read round r - 1
         if (r + 1 < rounds) rank();
     }
     if (rounds > 0) {
