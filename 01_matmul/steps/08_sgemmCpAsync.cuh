@@ -20,7 +20,7 @@ namespace matmul {
 // flight: one barrier per k-tile and no registers spent on staging.
 //  - The copies follow CopyPlan (pipeline.cuh). Where B cannot be read with
 //    16-byte copies (N % 4 != 0, or B not 16-byte aligned) the launcher first
-//    copies it into a buffer with ldb = N rounded up to 4 (zero-padded), which
+//    copies it into a buffer with ldb = N rounded up to 32 (zero-padded), which
 //    costs one pass over B and measured faster than 4-byte copies of B
 //    (README, worklog step 11).
 //  - Edge tiles are zero-filled (src_size 0).

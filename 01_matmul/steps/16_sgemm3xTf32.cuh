@@ -303,7 +303,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
         m_small = m_big;  // not read
         a_what = " A split in kernel" + pa.what;
     } else {
-        const int lda = common::ceil_div(K, 4) * 4;  // the split A's pitch: a multiple of 16 bytes
+        const int lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
         float* a_big = scratch(kSplitA, size_t(2) * M * lda);
         float* a_small = a_big + size_t(M) * lda;
         step16::splitTf32<<<grid_stride_blocks(size_t(M) * lda, 256), 256>>>(A, a_big, a_small, M, K, lda);
