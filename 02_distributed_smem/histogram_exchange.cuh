@@ -210,8 +210,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     // sends), seg[2][kExCols] (where each owner's segment starts, + its padding
     // slots in bits 0-2; [C] = the end), warp_count[kExRows][kExCols] (samples
     // per row (a warp or a half-warp) and owner, then their offsets; the odd
-    // row length puts a row's owners and an owner's rows in different banks; column kExMaxCluster
-    // counts the tail's missing samples), seg_len[kExMaxCluster], elsewhere[32]
+    // row length puts a row's owners and an owner's rows in different banks;
+    // column kExMaxCluster counts the tail's missing samples),
+    // seg_len[kExMaxCluster], elsewhere[32]
     // (one word per lane for the samples another group counts).
     extern __shared__ __align__(16) unsigned char ex_smem[];
     unsigned* counters = reinterpret_cast<unsigned*>(ex_smem);
@@ -257,7 +258,7 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     int4 x[kExVecs];
     bool ok[kExVecs];
     unsigned packed[kExPer];  // slot (bits 0-15), place in its row for its owner (16-25), owner + half (26-31)
-    unsigned base = 0;        // lane d + half, d < C: where this row's samples for owner d go in stage[], - 1024 (d + half)
+    unsigned base = 0;        // lane d + half (d < C): where this row's samples for owner d go, - 1024 (d + half)
     unsigned start = 0, len = 0;  // lane d < C: owner d's segment: its first slot and its samples
 
     // Step 1: issue the loads of round r (tile (r * parts + part) * C + me).
@@ -329,9 +330,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
         base = (o < C ? start_o + wc(o, kHalves ? 2 * warp + (lane >> 4) : warp) : 0) - 1024 * lane;
     };
     // Step 3c: store the slots into stage[buf] (bits 16-31 of a packed sample
-    // are place + 1024 * (owner + half), so its position is lane owner + half's
-    // base + those bits); warp 0 also writes the segment table and fills each segment up to
-    // 16 bytes with slot 0 (the readers need no test; the table tells the
+    // are place + 1024 * (owner + half), so its position is lane owner +
+    // half's base + those bits); warp 0 also writes the segment table and
+    // fills each segment up to 16 bytes with slot 0 (the readers need no test; the table tells the
     // owner how many of its slot 0 adds were padding, and it takes them back
     // at the end).
     auto stage_round = [&](int buf) {
