@@ -250,4 +250,15 @@ TEST(MatmulPlan, SixteenByteRule) {
     EXPECT_EQ(matmul::why_not_16_bytes(p + 4, p + 8, p + 12, 128, 64), "");
 }
 
+// Padded copies (prepare_b, the 3xTF32 pre-pass) get rows of whole 128-byte
+// lines, the least such pitch (README, worklog step 16b).
+TEST(MatmulPlan, PaddedRowsAreWhole128ByteLines) {
+    for (int n : {1, 4, 31, 32, 33, 2047, 2051, 4099, 5003, 5009, 16381}) {
+        const int ld = matmul::padded_pitch(n);
+        EXPECT_EQ(ld * sizeof(float) % 128, 0u) << n;
+        EXPECT_GE(ld, n) << n;
+        EXPECT_LT(ld - n, 32) << n;
+    }
+}
+
 }  // namespace
