@@ -367,8 +367,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         }
         // sgemm3xTf32 (step 16): A split by a pre-pass or in the kernel, x split-K.
         if (matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")).empty()) {
-            const matmul::Tf32Plan p3 = matmul::plan_3xtf32(s.m, s.n, s.k, common::gpu());
-            const bool in3 = matmul::split_a_in_kernel(s.m, s.n, s.k, p3, matmul::rows16(dA.get(), s.k));
+            const matmul::Pick3xTf32 pick = matmul::pick_3xtf32(dA.get(), s.m, s.n, s.k, common::gpu());
             std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)\n");
             for (bool in_kernel : {false, true}) {
                 std::printf("%-16s", in_kernel ? "A in kernel" : "A pre-pass");
@@ -380,7 +379,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                     measure([&] {
                         matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(dA.get(), dB.get(), dC.get(), s.m, s.n,
                                                                             s.k, z, common::gpu().sms, in_kernel);
-                    }, in_kernel == in3 && z == p3.splits, std::string("sgemm3xTf32 splitK ") + std::to_string(z),
+                    }, in_kernel == pick.a_in_kernel && z == pick.plan.splits, std::string("sgemm3xTf32 splitK ") + std::to_string(z),
                             matmul::Math::Tf32x3);
                 }
                 std::printf("\n");

@@ -418,11 +418,20 @@ inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_ali
     const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
     return pre_pass - padding > kSplitInKernelCost * product;
 }
+// What launch_sgemm3xTf32 runs for A (M x K): the plan (split-K) and where A
+// is split (--tune marks the same pick).
+struct Pick3xTf32 {
+    Tf32Plan plan;
+    bool a_in_kernel;
+};
+inline Pick3xTf32 pick_3xtf32(const float* A, int M, int N, int K, const common::Gpu& g) {
+    const Tf32Plan p = plan_3xtf32(M, N, K, g);
+    return {p, split_a_in_kernel(M, N, K, p, rows16(A, K))};
+}
 inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
     const common::Gpu& g = common::gpu();
-    const Tf32Plan p = plan_3xtf32(M, N, K, g);
-    const bool in_kernel = split_a_in_kernel(M, N, K, p, rows16(A, K));
-    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, p.splits, g.sms, in_kernel);
+    const Pick3xTf32 pick = pick_3xtf32(A, M, N, K, g);
+    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, pick.plan.splits, g.sms, pick.a_in_kernel);
 }
 
 }  // namespace matmul
