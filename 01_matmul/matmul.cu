@@ -379,8 +379,8 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                     measure([&] {
                         matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(dA.get(), dB.get(), dC.get(), s.m, s.n,
                                                                             s.k, z, common::gpu().sms, in_kernel);
-                    }, in_kernel == pick.a_in_kernel && z == pick.plan.splits, std::string("sgemm3xTf32 splitK ") + std::to_string(z),
-                            matmul::Math::Tf32x3);
+                    }, in_kernel == pick.a_in_kernel && z == pick.plan.splits,
+                            std::string("sgemm3xTf32 splitK ") + std::to_string(z), matmul::Math::Tf32x3);
                 }
                 std::printf("\n");
             }

@@ -327,14 +327,14 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
         start = incl - ((len + 7) & ~7u);
         // Minus 1024 * lane: stage_round() adds place + 1024 * (owner + half) in one go.
         const unsigned o = lane & 15, start_o = __shfl_sync(kAll, start, o);
-        base = (o < C ? start_o + wc(o, kHalves ? 2 * warp + (lane >> 4) : warp) : 0) - 1024 * lane;
+        base = (o < C ? start_o + wc(o, my_row) : 0) - 1024 * lane;
     };
     // Step 3c: store the slots into stage[buf] (bits 16-31 of a packed sample
     // are place + 1024 * (owner + half), so its position is lane owner +
     // half's base + those bits); warp 0 also writes the segment table and
-    // fills each segment up to 16 bytes with slot 0 (the readers need no test; the table tells the
-    // owner how many of its slot 0 adds were padding, and it takes them back
-    // at the end).
+    // fills each segment up to 16 bytes with slot 0 (the readers need no
+    // test; the table tells the owner how many of its slot 0 adds were
+    // padding, and it takes them back at the end).
     auto stage_round = [&](int buf) {
         uint16_t* out = stage + buf * kExStage;
 #pragma unroll
