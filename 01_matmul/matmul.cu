@@ -324,6 +324,8 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         const matmul::Plan pick = matmul::choose_sgemmCpAsync(s.m, s.n, s.k, common::gpu());
         const matmul::Plan pick_sk = matmul::plan_for(s.m, s.n, s.k);
         const int max_splits = matmul::max_splits_in_scratch(s.m, s.n);
+        const float *a = dA.get(), *b = dB.get();
+        float* c = dC.get();
         std::printf("tune at %s: %% of cublasSgemm by configuration: sgemmCpAsync x split-K, then sgemmStreamK "
                     "(* = the launchers' picks)\n", problem.c_str());
         std::printf("%-16s", "config\\splitK");
@@ -343,32 +345,45 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
             const double ms = common::time_median_ms(launch, warmup, reps);
             std::printf(" %7.1f%s", 100.0 * peer_ms / ms, !pass ? "!" : picked ? "*" : " ");
         };
-        for (bool pad : {true, false}) {
-            if (!pad && s.n % 4 == 0) continue;  // only odd N has a 4-byte-B variant
-            for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
-                const matmul::Config& cfg = matmul::configs()[ci];
-                std::printf("%-16s", (std::string(cfg.name) + (s.n % 4 == 0 ? "" : pad ? " pad" : " B4")).c_str());
-                // This row is the launchers' B (N % 4 == 0: the only row).
-                auto row_of = [&](const matmul::Plan& p) { return s.n % 4 == 0 || pad == p.pad_b; };
-                for (int z : matmul::kSplitFactors) {
-                    if (z > max_splits) {
-                        std::printf(" %8s", "-");
-                        continue;
+        // Where M is a few rows past a multiple of 128: every row again with those rows as a strip
+        // ("+strip", sgemmAutotuned's other candidates; the model-based launchers do not use it).
+        std::vector<int> strips = {0};
+        if (matmul::strip_rows(s.m) > 0) strips.push_back(matmul::strip_rows(s.m));
+        for (int strip : strips) {
+            for (bool pad : {true, false}) {
+                if (!pad && s.n % 4 == 0) continue;  // only odd N has a 4-byte-B variant
+                for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
+                    const matmul::Config& cfg = matmul::configs()[ci];
+                    std::printf("%-16s", (std::string(cfg.name) + (s.n % 4 == 0 ? "" : pad ? " pad" : " B4") +
+                                          (strip ? " +strip" : "")).c_str());
+                    // This row is the launchers' B (N % 4 == 0: the only row), with no strip.
+                    auto row_of = [&](const matmul::Plan& p) {
+                        return strip == 0 && (s.n % 4 == 0 || pad == p.pad_b);
+                    };
+                    auto rows = [&](auto&& tiled) {  // the tiled launch on the first m rows, then the strip
+                        matmul::with_row_strip(strip, a, b, c, s.m, s.n, s.k, tiled);
+                    };
+                    for (int z : matmul::kSplitFactors) {
+                        if (z > matmul::max_splits_in_scratch(s.m - strip, s.n)) {
+                            std::printf(" %8s", "-");
+                            continue;
+                        }
+                        measure([&] { rows([&](int m) { return cfg.launch(a, b, c, m, s.n, s.k, z, pad); }); },
+                                row_of(pick) && int(ci) == pick.config && z == pick.splits,
+                                std::string(cfg.name) + " splitK " + std::to_string(z));
                     }
-                    measure([&] { cfg.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, z, pad); },
-                            row_of(pick) && int(ci) == pick.config && z == pick.splits,
-                            std::string(cfg.name) + " splitK " + std::to_string(z));
+                    measure([&] { rows([&](int m) { return cfg.streamk(a, b, c, m, s.n, s.k, pad, 0); }); },
+                            row_of(pick_sk) && pick_sk.streamk && int(ci) == pick_sk.config,
+                            std::string(cfg.name) + " streamK");
+                    std::printf("\n");
                 }
-                measure([&] { cfg.streamk(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k, pad, 0); },
-                        row_of(pick_sk) && pick_sk.streamk && int(ci) == pick_sk.config,
-                        std::string(cfg.name) + " streamK");
-                std::printf("\n");
             }
         }
         // sgemm3xTf32 (step 16): A split by a pre-pass or in the kernel, x split-K.
         if (matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")).empty()) {
             const matmul::Pick3xTf32 pick = matmul::pick_3xtf32(dA.get(), s.m, s.n, s.k, common::gpu());
-            std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)\n");
+            std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)%s\n",
+                        pick.strip ? (", the last " + std::to_string(pick.strip) + " row(s) as a strip").c_str() : "");
             for (bool in_kernel : {false, true}) {
                 std::printf("%-16s", in_kernel ? "A in kernel" : "A pre-pass");
                 for (int z : matmul::kSplitFactors) {
@@ -377,8 +392,10 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                         continue;
                     }
                     measure([&] {
-                        matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(dA.get(), dB.get(), dC.get(), s.m, s.n,
-                                                                            s.k, z, common::gpu().sms, in_kernel);
+                        matmul::with_row_strip(pick.strip, a, b, c, s.m, s.n, s.k, [&](int m) {
+                            return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(a, b, c, m, s.n, s.k, z,
+                                                                                   common::gpu().sms, in_kernel);
+                        });
                     }, in_kernel == pick.a_in_kernel && z == pick.plan.splits,
                             std::string("sgemm3xTf32 splitK ") + std::to_string(z), matmul::Math::Tf32x3);
                 }

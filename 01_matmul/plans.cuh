@@ -12,6 +12,7 @@
 //   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16),
 //                            a split's second pass priced in time (with_split_pass)
 //   split_a_in_kernel()      where 3xTF32 (step 16) splits A: a pre-pass or in the kernel
+//   strip_rows()             the last rows of C as a product of their own (steps 10, 16; row_strip.cuh)
 //
 // Every plan is picked from what fits: a configuration whose shared memory
 // exceeds what one block may have is never a candidate, and blocks per SM
@@ -33,6 +34,7 @@
 #include "01_matmul/steps/14_sgemmTmaWgmmaPersistent.cuh"
 #include "01_matmul/steps/15_sgemmTmaWgmmaSplitK.cuh"
 #include "01_matmul/steps/16_sgemm3xTf32.cuh"
+#include "01_matmul/steps/row_strip.cuh"
 
 namespace matmul {
 
@@ -126,6 +128,7 @@ struct Plan {
     int splits = 1;       // sgemmCpAsync's split-K slices (1: none); unused for stream-K
     bool streamk = false; // sgemmStreamK instead of sgemmCpAsync
     bool pad_b = false;   // where B cannot be read with 16-byte copies, copy it to a 16-byte pitch first
+    int strip = 0;        // the last `strip` rows of C go to sgemmRowStrip (sgemmAutotuned's candidates only)
     double score = -1;    // the model's rate (fraction of cuBLAS); -1: nothing qualifies
 };
 
@@ -196,28 +199,37 @@ inline Plan plan_for(int M, int N, int K) { return plan_for(M, N, K, common::gpu
 
 inline std::string run_plan(const Plan& p, const float* A, const float* B, float* C, int M, int N, int K) {
     const Config& cfg = configs()[p.config];
-    return p.streamk ? cfg.streamk(A, B, C, M, N, K, p.pad_b, 0) : cfg.launch(A, B, C, M, N, K, p.splits, p.pad_b);
+    return with_row_strip(p.strip, A, B, C, M, N, K, [&](int m) {
+        return p.streamk ? cfg.streamk(A, B, C, m, N, K, p.pad_b, 0) : cfg.launch(A, B, C, m, N, K, p.splits, p.pad_b);
+    });
 }
 
 // sgemmAutotuned's candidates: every fitting configuration as sgemmStreamK,
 // then as sgemmCpAsync x split-K up to kAutotuneMaxSplits slices (only those
-// whose partials fit kSplitKScratchMaxBytes).
+// whose partials fit kSplitKScratchMaxBytes); where M is 1..16 rows past a
+// multiple of 128 (strip_rows), each of them again on the rows before those,
+// with the last rows as a strip.
 constexpr int kAutotuneMaxSplits = 8;
 inline std::vector<Plan> autotune_candidates(int M, int N, int K, const common::Gpu& g) {
+    std::vector<int> strips = {0};
+    if (strip_rows(M) > 0) strips.push_back(strip_rows(M));
     std::vector<Plan> v;
-    for (int c = 0; c < int(configs().size()); ++c) {
-        if (blocks_per_sm(configs()[c], g) == 0) continue;
-        Plan p;
-        p.config = c;
-        p.pad_b = pad_b_pays(M, N, K);
-        p.streamk = true;
-        v.push_back(p);
-        p.streamk = false;
-        for (int s : kSplitFactors)
-            if (s <= kAutotuneMaxSplits && s <= max_splits_in_scratch(M, N)) {
-                p.splits = s;
-                v.push_back(p);
-            }
+    for (int strip : strips) {
+        for (int c = 0; c < int(configs().size()); ++c) {
+            if (blocks_per_sm(configs()[c], g) == 0) continue;
+            Plan p;
+            p.config = c;
+            p.pad_b = pad_b_pays(M, N, K);
+            p.strip = strip;
+            p.streamk = true;
+            v.push_back(p);
+            p.streamk = false;
+            for (int s : kSplitFactors)
+                if (s <= kAutotuneMaxSplits && s <= max_splits_in_scratch(M - strip, N)) {
+                    p.splits = s;
+                    v.push_back(p);
+                }
+        }
     }
     return v;
 }
@@ -418,20 +430,40 @@ inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_ali
     const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
     return pre_pass - padding > kSplitInKernelCost * product;
 }
-// What launch_sgemm3xTf32 runs for A (M x K): the plan (split-K) and where A
-// is split (--tune marks the same pick).
+// A row strip (row_strip.cuh) reads B once at the DRAM rate, in a launch of its own.
+inline double strip_seconds(int N, int K) {
+    return double(K) * N * sizeof(float) / kDramBytesPerSecond + kSecondPassLaunchSeconds;
+}
+// What launch_sgemm3xTf32 runs for A (M x K): the plan (split-K) of the
+// tiled rows, where A is split, and the rows left to a strip: strip_rows(M)
+// where the modelled time of the tiles on the other rows plus the strip's is
+// less than the tiles' on all M rows (--tune marks the same pick).
 struct Pick3xTf32 {
     Tf32Plan plan;
     bool a_in_kernel;
+    int strip;
 };
 inline Pick3xTf32 pick_3xtf32(const float* A, int M, int N, int K, const common::Gpu& g) {
-    const Tf32Plan p = plan_3xtf32(M, N, K, g);
-    return {p, split_a_in_kernel(M, N, K, p, rows16(A, K))};
+    constexpr double peer = kTf32FlopsPerSecond / 3;
+    Tf32Plan p = plan_3xtf32(M, N, K, g);
+    int strip = p.score > 0 ? strip_rows(M) : 0;
+    if (strip > 0) {
+        const Tf32Plan body = plan_3xtf32(M - strip, N, K, g);
+        const double tiles_only = 2.0 * M * N * K / (p.score * peer);
+        const double with_strip = 2.0 * (M - strip) * N * K / (body.score * peer) + strip_seconds(N, K);
+        if (with_strip < tiles_only)
+            p = body;
+        else
+            strip = 0;
+    }
+    return {p, split_a_in_kernel(M - strip, N, K, p, rows16(A, K)), strip};
 }
 inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
     const common::Gpu& g = common::gpu();
     const Pick3xTf32 pick = pick_3xtf32(A, M, N, K, g);
-    return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, M, N, K, pick.plan.splits, g.sms, pick.a_in_kernel);
+    return with_row_strip(pick.strip, A, B, C, M, N, K, [&](int m) {
+        return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, m, N, K, pick.plan.splits, g.sms, pick.a_in_kernel);
+    });
 }
 
 }  // namespace matmul

@@ -144,11 +144,11 @@ inline std::string describe(const Result& r, const Shape& s) {
 
 // Runs `launch` (returning its launch column) on the integer data of s: exact, or a failure naming `label`.
 template <class Launch>
-inline void expect_exact(const Shape& s, const std::string& label, Launch&& launch) {
+inline void expect_exact(const Shape& s, const std::string& label, Launch&& launch, Offsets o = {}) {
     const Data& d = integer_data(s);
     std::string what;
     const std::vector<float> got =
-        run(d, s, [&](const float* A, const float* B, float* C) { what = launch(A, B, C); });
+        run(d, s, [&](const float* A, const float* B, float* C) { what = launch(A, B, C); }, o);
     const Result r = compare(got, d, exact());
     EXPECT_EQ(r.bad, 0u) << label << " (" << what << ") on " << name_of(s) << ": " << describe(r, s);
 }

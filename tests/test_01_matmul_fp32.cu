@@ -203,6 +203,56 @@ TEST(MatmulAlignment, EveryConfigIsExactOnMisalignedPointers) {
     }
 }
 
+// ---- Row strips (row_strip.cuh) ----------------------------------------------
+// The strip kernel alone on 1..16 rows: one slice of K or many, one stage of
+// A's rows or two (r = 16: a slice of 131 or 150 rows of k), N past one
+// block's 1024 columns, misaligned pointers. Then every configuration with
+// the last 1, 7 or 16 rows of C as a strip, as sgemmAutotuned may run it.
+TEST(RowStrip, ExactOnIntegersAtEveryRowCount) {
+    SKIP_WITHOUT_GPU();
+    for (int r = 1; r <= matmul::kStripMaxRows; ++r)
+        for (Shape s : {Shape{r, 1031, 300}, Shape{r, 7, 2999}, Shape{r, 2049, 17}})
+            for (const Offsets& o : {Offsets{}, Offsets{1, 2, 3}})
+                expect_exact(s, "row strip, " + offsets_name(o), [&](const float* A, const float* B, float* C) {
+                    return matmul::launch_row_strip(A, B, C, s.m, s.n, s.k);
+                }, o);
+}
+
+// The last block of each column adds the slices in order: the same bits on
+// every launch (and its counter is back at 0 for the next one).
+TEST(RowStrip, SlicedStripsAreBitReproducible) {
+    SKIP_WITHOUT_GPU();
+    const Shape s{3, 1031, 4099};
+    const Data d = make_data(s, 5, false);
+    const auto launch = [&](const float* A, const float* B, float* C) {
+        matmul::launch_row_strip(A, B, C, s.m, s.n, s.k);
+    };
+    const std::vector<float> a = run(d, s, launch), b = run(d, s, launch);
+    EXPECT_EQ(compare(a, d, within(matmul::Math::Fp32, s.k)).bad, 0u);
+    EXPECT_TRUE(a == b);
+}
+
+TEST(RowStrip, EveryConfigIsExactWithItsLastRowsAsAStrip) {
+    SKIP_WITHOUT_GPU();
+    for (size_t c = 0; c < matmul::configs().size(); ++c) {
+        if (!config_refusal(matmul::configs()[c]).empty()) continue;
+        for (Shape s : {Shape{129, 131, 65}, Shape{263, 516, 300}, Shape{144, 33, 1000}})
+            for (bool streamk : {false, true}) {
+                matmul::Plan p;
+                p.config = int(c);
+                p.streamk = streamk;
+                p.splits = 2;
+                p.pad_b = true;
+                p.strip = matmul::strip_rows(s.m);
+                ASSERT_GT(p.strip, 0) << name_of(s);
+                expect_exact(s, std::string(matmul::configs()[c].name) + (streamk ? " streamK" : " splitK 2"),
+                             [&](const float* A, const float* B, float* C) {
+                                 return matmul::run_plan(p, A, B, C, s.m, s.n, s.k);
+                             });
+            }
+    }
+}
+
 // ---- The split-K scratch stays under its bound -------------------------------
 // At 4096 x 4096 one split's partials are 64 MiB: 16 splits (or the
 // autotuner's 8) would need 1 GiB (512 MiB); the launcher runs at most

@@ -187,6 +187,21 @@ TEST(MatmulPlan, ThreeTf32SplitsAInTheKernelWhereThePassWouldCostMore) {
     EXPECT_TRUE(in_kernel(Shape{8192, 128, 8191}, false));  // N small: the pass is most of the time, padded or not
 }
 
+// Strips take 1..16 rows past a multiple of 128, never all of M; 3xTF32
+// takes one where its tiles would spend a whole tile row on a few rows of a
+// large product (2049 x 2047 x 2051: 272 tiles of 128 x 128 against 256, two
+// full waves on 132 SMs), not where the rows fill their tiles.
+TEST(MatmulPlan, StripsTakeAFewRowsPastTheTiles) {
+    EXPECT_EQ(matmul::strip_rows(2049), 1);
+    EXPECT_EQ(matmul::strip_rows(1031), 7);
+    EXPECT_EQ(matmul::strip_rows(144), 16);
+    for (int m : {1, 16, 128, 145, 2047, 4096, 4095}) EXPECT_EQ(matmul::strip_rows(m), 0) << m;
+    const common::Gpu g = hopper();
+    EXPECT_EQ(matmul::pick_3xtf32(nullptr, 2049, 2047, 2051, g).strip, 1);
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{2047, 2049, 2051}, Shape{129, 65, 33}})
+        EXPECT_EQ(matmul::pick_3xtf32(nullptr, s.m, s.n, s.k, g).strip, 0) << name_of(s);
+}
+
 TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
     for (int m : {1, 128, 1000, 2049, 4096, 8192})
         for (int n : {1, 127, 1024, 4095, 8192})
@@ -228,8 +243,12 @@ TEST(MatmulPlan, SplitKScratchBound) {
 }
 
 TEST(MatmulPlan, AutotunerCandidatesStayUnderTheScratchBound) {
-    // 7 configurations x (stream-K + split-K {1, 2, 3, 4, 6, 8}) where the scratch allows it.
+    // 7 configurations x (stream-K + split-K {1, 2, 3, 4, 6, 8}) where the scratch allows it ...
     EXPECT_EQ(matmul::autotune_candidates(1024, 1024, 1024, hopper()).size(), 49u);
+    // ... twice where M is 1..16 rows past a multiple of 128: the second time with those rows as a strip.
+    const std::vector<matmul::Plan> v = matmul::autotune_candidates(1025, 1024, 1024, hopper());
+    EXPECT_EQ(v.size(), 98u);
+    EXPECT_EQ(std::count_if(v.begin(), v.end(), [](const matmul::Plan& p) { return p.strip == 1; }), 49);
     EXPECT_EQ(matmul::autotune_candidates(8192, 8192, 8192, hopper()).size(), 14u);  // stream-K and one slice only
     for (int mn : {512, 4096, 8192})
         for (const matmul::Plan& p : matmul::autotune_candidates(mn, mn, 1024, hopper())) {

@@ -127,6 +127,24 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridSplitAndWayToSplitA) {
                                  });
 }
 
+// 3xTF32 with the last rows of C as a fp32 strip (launch_sgemm3xTf32's pick
+// where the model says the strip costs less than a tile row).
+TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastRowsAsAStrip) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    for (Shape s : {Shape{129, 131, 65}, Shape{263, 516, 300}, Shape{144, 33, 1000}})
+        for (int splits : {1, 2})
+            for (bool in_kernel : {false, true})
+                expect_exact(s, "splitK " + std::to_string(splits) + (in_kernel ? " A split in kernel" : ""),
+                             [&](const float* A, const float* B, float* C) {
+                                 return matmul::with_row_strip(
+                                     matmul::strip_rows(s.m), A, B, C, s.m, s.n, s.k, [&](int m) {
+                                         return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                             A, B, C, m, s.n, s.k, splits, 1 << 20, in_kernel);
+                                     });
+                             });
+}
+
 // What the TF32 launchers say they ran where the TMA's rules (16-byte aligned
 // bases, pitches a multiple of 16 bytes) need a padded copy.
 TEST(MatmulAlignment, TheTensorCoreLaunchersSayWhatTheyPadded) {

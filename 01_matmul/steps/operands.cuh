@@ -48,7 +48,7 @@ inline int grid_stride_blocks(size_t n, int threads) {
 // (checked, untimed) launch and kept, so no timed launch calls cudaMalloc.
 // Split-K partials stay under kSplitKScratchMaxBytes (max_splits_in_scratch):
 // the autotuner cannot grow them to 8 x M x N floats and keep that all run.
-enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kScratchKinds };
+enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kStripPartials, kScratchKinds };
 constexpr size_t kSplitKScratchMaxBytes = size_t(256) << 20;  // 256 MiB: 4 slices of a 4096^2 C
 struct ScratchBuffers {
     float* p[kScratchKinds] = {};

@@ -1,0 +1,176 @@
+// The last few rows of C as a product of their own (steps 10 and 16). Where M
+// is a few rows past a multiple of the tile height (2049 = 16 x 128 + 1), the
+// tiled kernels spend a whole tile row, 1/16 of the product at 2048, on those
+// rows. A product of r <= kStripMaxRows rows reads B once and does r
+// multiply-adds per element of B: it is bound by reading B, which costs less
+// than a tile row wherever r is small against the tile height. So the
+// launchers run the tiled kernel on the first M - r rows (a multiple of 128)
+// and sgemmRowStrip on the rest (plans.cuh decides where).
+#pragma once
+#include <algorithm>
+#include <string>
+#include <cuda_runtime.h>
+#include "common/check.cuh"
+#include "common/launch.cuh"
+#include "01_matmul/steps/operands.cuh"
+
+namespace matmul {
+
+constexpr int kStripMaxRows = 16;
+constexpr int kStripTile = 128;   // a strip takes the rows past a multiple of this
+constexpr int kStripWarps = 8;    // a block's warps split each stage's rows of k among them ...
+constexpr int kStripCols = 128;   // ... and share its columns: 4 per lane, 32 apart
+constexpr int kStripLoads = 8;    // rows of k per warp and stage: 32 loads a lane issues at once
+constexpr int kStripKStage = kStripLoads * kStripWarps;  // 64 rows of k per stage
+constexpr int kStripMaxSlices = 32;                      // slices of K (blocks along y)
+
+// Rows of M that a strip takes: M % 128 where that is 1..kStripMaxRows and
+// something is left for the tiles, else 0.
+inline int strip_rows(int M) {
+    const int r = M % kStripTile;
+    return M > kStripTile && r <= kStripMaxRows ? r : 0;
+}
+
+// C (r x N, pitch N) = A (r x K, pitch K) B (K x N, pitch N), any alignment.
+// Block (x, y) owns columns [x kStripCols, (x + 1) kStripCols) and k in
+// [y kc, (y + 1) kc). Lane l of every warp owns columns l, l + 32, l + 64,
+// l + 96 of the block's (each warp load reads 128 contiguous bytes of B),
+// with R sums each (R >= r, a power of two; A's rows past r are zero). Per
+// stage of 64 rows of k, warp w loads rows w, w + 8, ..., w + 56 of B (all 32
+// loads issued before the first multiply-add waits), while the block stages
+// those rows of A in shared memory. The warps' sums are added through shared
+// memory. With one slice (gridDim.y == 1) the block writes C; else it writes
+// its partial sums to partial + y r N, and the last block of its column to
+// arrive (a counter per column, back to 0 after) adds the slices in order:
+// the same bits on every run.
+template <int R>
+__global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)  // blocks an SM
+    sgemmRowStrip(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                  float* __restrict__ partial, unsigned* __restrict__ arrived, int r, int N, int K, int kc) {
+    constexpr int kThreads = kStripWarps * 32, kRowsPerPass = 4;
+    __shared__ float a[R][kStripKStage];
+    __shared__ float sums[kStripWarps][kRowsPerPass][kStripCols];
+    __shared__ bool last;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int k_begin = blockIdx.y * kc, k_end = min(K, k_begin + kc);
+    const int c0 = blockIdx.x * kStripCols;
+    // Every load is made, from a clamped address where its column is past N
+    // or its row past the slice (its value then dropped): loads under a
+    // branch would not be issued together.
+    int col[4];
+    bool in[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        in[j] = c0 + lane + 32 * j < N;
+        col[j] = min(c0 + lane + 32 * j, N - 1);
+    }
+    float acc[R][4] = {};
+    for (int k0 = k_begin; k0 < k_end; k0 += kStripKStage) {
+        const int kn = min(kStripKStage, k_end - k0);
+        float bv[kStripLoads][4];
+#pragma unroll
+        for (int u = 0; u < kStripLoads; ++u) {
+            const int k = warp + u * kStripWarps;
+            const float* b = B + size_t(k0 + (k < kn ? k : 0)) * N;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const float v = __ldg(b + col[j]);
+                bv[u][j] = k < kn && in[j] ? v : 0.0f;
+            }
+        }
+        __syncthreads();  // the previous stage's A is read
+        for (int i = threadIdx.x; i < R * kStripKStage; i += kThreads) {
+            const int row = i / kStripKStage, k = i % kStripKStage;
+            a[row][k] = row < r && k < kn ? A[size_t(row) * K + k0 + k] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < kStripLoads; ++u)
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i][warp + u * kStripWarps], bv[u][j], acc[i][j]);
+    }
+    // The warps' sums, kRowsPerPass rows of C at a time, added in warp order.
+    const bool sliced = gridDim.y > 1;
+    float* out = sliced ? partial + size_t(blockIdx.y) * r * N : C;
+#pragma unroll
+    for (int i0 = 0; i0 < R; i0 += kRowsPerPass) {
+        __syncthreads();  // the previous pass is read
+#pragma unroll
+        for (int i = 0; i < kRowsPerPass && i0 + i < R; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) sums[warp][i][lane + 32 * j] = acc[i0 + i][j];
+        __syncthreads();
+        for (int e = threadIdx.x; e < kRowsPerPass * kStripCols; e += kThreads) {
+            const int i = e / kStripCols, c = e % kStripCols;
+            if (i0 + i >= r || c0 + c >= N) continue;
+            float sum = sums[0][i][c];
+#pragma unroll
+            for (int w = 1; w < kStripWarps; ++w) sum += sums[w][i][c];
+            out[size_t(i0 + i) * N + c0 + c] = sum;
+        }
+    }
+    if (!sliced) return;
+    __threadfence();  // this block's partial sums are seen before its arrival is
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&arrived[blockIdx.x], 1u) == gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int e = threadIdx.x; e < r * kStripCols; e += kThreads) {
+        const int i = e / kStripCols, c = c0 + e % kStripCols;
+        if (c >= N) continue;
+        const float* p = partial + size_t(i) * N + c;
+        float sum = __ldcg(p);  // L2: the other blocks wrote it from other SMs
+#pragma unroll 8
+        for (unsigned y = 1; y < gridDim.y; ++y) sum += __ldcg(p + size_t(y) * r * N);
+        C[size_t(i) * N + c] = sum;
+    }
+    if (threadIdx.x == 0) arrived[blockIdx.x] = 0;  // for the next launch
+}
+
+// One arrival counter per column of blocks, zeroed once; the last block of a
+// column sets it back to 0.
+inline unsigned* strip_arrivals(int columns) {
+    static unsigned* p = nullptr;
+    static int n = 0;
+    if (columns > n) {
+        if (p) CHECK(cudaFree(p));
+        CHECK(cudaMalloc(&p, columns * sizeof(unsigned)));
+        CHECK(cudaMemset(p, 0, columns * sizeof(unsigned)));
+        n = columns;
+    }
+    return p;
+}
+
+// The strip's grid: as many slices of K as one wave of blocks holds (a
+// second, mostly empty wave would double the time), at most kStripMaxSlices
+// and at least 8 r rows of k each (the partial sums stay small beside B),
+// each a whole number of stages.
+inline std::string launch_row_strip(const float* A, const float* B, float* C, int r, int N, int K) {
+    const auto kernel = r == 1 ? sgemmRowStrip<1> : r == 2 ? sgemmRowStrip<2> : r <= 4 ? sgemmRowStrip<4>
+                      : r <= 8 ? sgemmRowStrip<8> : sgemmRowStrip<16>;
+    const int cols = common::ceil_div(N, kStripCols);
+    const int slots = common::resident_blocks(reinterpret_cast<const void*>(kernel), kStripWarps * 32, 0) *
+                      common::sm_count();
+    const int slices = std::max(1, std::min({slots / cols, kStripMaxSlices, K / (8 * r)}));
+    const int kc = common::ceil_div(common::ceil_div(K, kStripKStage), slices) * kStripKStage;
+    const dim3 grid(cols, common::ceil_div(K, kc));
+    float* partial = grid.y > 1 ? scratch(kStripPartials, size_t(grid.y) * r * N) : nullptr;
+    kernel<<<grid, kStripWarps * 32>>>(A, B, C, partial, strip_arrivals(cols), r, N, K, kc);
+    CHECK_LAUNCH();
+    return " + " + std::to_string(r) + "-row strip";
+}
+
+// body(m) runs the tiled product on the first m rows and returns its launch
+// column; with strip > 0 the last `strip` rows go to sgemmRowStrip.
+template <class Body>
+std::string with_row_strip(int strip, const float* A, const float* B, float* C, int M, int N, int K, Body&& body) {
+    if (strip == 0) return body(M);
+    const int m = M - strip;
+    const std::string what = body(m);
+    return what + launch_row_strip(A + size_t(m) * K, B, C + size_t(m) * N, strip, N, K);
+}
+
+}  // namespace matmul
