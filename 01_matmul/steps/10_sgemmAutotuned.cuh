@@ -50,7 +50,12 @@ inline std::string launch_sgemmAutotuned(const float* A, const float* B, float* 
         }
         it = cache.emplace(key, best).first;
     }
-    return run_plan(it->second, A, B, C, M, N, K) + (it->second.streamk ? " streamK" : "") +
+    const Plan& p = it->second;
+    Plan tiles = p;  // the tiled part, named before the strip
+    tiles.strip = 0;
+    return with_row_strip(p.strip, A, B, C, M, N, K, [&](int m) {
+               return run_plan(tiles, A, B, C, m, N, K) + (p.streamk ? " streamK" : "");
+           }) +
            (measure ? " (autotuned)" : model_only ? " (model: MATMUL_AUTOTUNE=model)" : " (model: tiny)");
 }
 
