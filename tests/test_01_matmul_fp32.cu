@@ -204,10 +204,11 @@ TEST(MatmulAlignment, EveryConfigIsExactOnMisalignedPointers) {
 }
 
 // ---- Row strips (row_strip.cuh) ----------------------------------------------
-// The strip kernel alone on 1..16 rows: one slice of K or many, one stage of
-// A's rows or two (r = 16: a slice of 131 or 150 rows of k), N past one
-// block's 1024 columns, misaligned pointers. Then every configuration with
-// the last 1, 7 or 16 rows of C as a strip, as sgemmAutotuned may run it.
+// The strip kernel alone on 1..16 rows: one slice of K (written to C) or
+// several (added by the last block of each column), one stage of 64 rows of
+// k per slice or several, N below, past and not a multiple of a block's 128
+// columns, misaligned pointers. Then every configuration with the last 1, 7
+// or 16 rows of C as a strip, as sgemmAutotuned may run it.
 TEST(RowStrip, ExactOnIntegersAtEveryRowCount) {
     SKIP_WITHOUT_GPU();
     for (int r = 1; r <= matmul::kStripMaxRows; ++r)
