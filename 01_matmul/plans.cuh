@@ -12,7 +12,8 @@
 //   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16),
 //                            a split's second pass priced in time (with_split_pass)
 //   split_a_in_kernel()      where 3xTF32 (step 16) splits A: a pre-pass or in the kernel
-//   strip_rows()             the last rows of C as a product of their own (steps 10, 16; row_strip.cuh)
+//   pick_3xtf32()            step 16's plan, where it splits A, and whether C's last rows go to a
+//                            strip (row_strip.cuh; sgemmAutotuned times the strip instead)
 //
 // Every plan is picked from what fits: a configuration whose shared memory
 // exceeds what one block may have is never a candidate, and blocks per SM
