@@ -243,20 +243,6 @@ inline StreamKLaunch plan_streamk(int M, int N, int K, int bm, int bn, int bk, i
     return {p, int(blocks)};
 }
 
-// Stream-K's flags, one per block: zero between launches (each owner clears
-// the flags it consumed), so they are cleared only when allocated.
-inline int* streamk_flags(size_t n) {
-    static int* p = nullptr;
-    static size_t have = 0;
-    if (n > have) {
-        if (p) CHECK(cudaFree(p));
-        CHECK(cudaMalloc(&p, n * sizeof(int)));
-        CHECK(cudaMemset(p, 0, n * sizeof(int)));
-        have = n;
-    }
-    return p;
-}
-
 // ---- The launcher of one configuration --------------------------------------
 // sgemmStreamK<T>: one wave of persistent blocks.
 // slots: resident blocks to plan for (0: SMs x what fits one SM; the tests
@@ -279,7 +265,7 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     const int resident = common::sm_count() * per_sm;
     const StreamKLaunch L = plan_streamk(M, N, K, T::BM, T::BN, T::BK, slots > 0 ? std::min(slots, resident) : resident);
     float* partials = scratch(kStreamKPartials, size_t(L.blocks) * T::BM * T::BN);
-    int* flags = streamk_flags(L.blocks);
+    int* flags = zeroed_counters(kStreamKFlags, L.blocks);  // each owner clears the flags it consumed
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(L.blocks);
     cfg.blockDim = dim3(T::THREADS);

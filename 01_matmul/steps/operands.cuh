@@ -2,6 +2,7 @@
 // that are not a lesson of their own:
 //   aligned16(), tile_origin()    16-byte alignment; the grouped order of the output tiles
 //   scratch()                     grow-only device buffers the launchers reuse
+//   zeroed_counters()             grow-only counters the kernels leave at 0 (stream-K, row strip)
 //   prepare_b()                   a matrix the kernels can read with 16-byte copies (padded if needed)
 //   splitKReduce                  split-K's second pass: C = the sum of the slices' partial results
 #pragma once
@@ -69,6 +70,23 @@ inline float* scratch(Scratch which, size_t floats) {
 }
 // Bytes held now by one kind of scratch (the tests check the split-K bound).
 inline size_t scratch_bytes(Scratch which) { return scratch_buffers().floats[which] * sizeof(float); }
+
+// Grow-only device counters, zeroed when allocated: the kernels that use them
+// leave them at 0 (each consumer clears what it consumed), so they are never
+// cleared between launches. Stream-K's flags (one per block, step 9) and the
+// row strip's arrivals (one per column of blocks, row_strip.cuh).
+enum Counters { kStreamKFlags, kStripArrivals, kCounterKinds };
+inline int* zeroed_counters(Counters which, size_t n) {
+    static int* p[kCounterKinds] = {};
+    static size_t have[kCounterKinds] = {};
+    if (n > have[which]) {
+        if (p[which]) CHECK(cudaFree(p[which]));
+        CHECK(cudaMalloc(&p[which], n * sizeof(int)));
+        CHECK(cudaMemset(p[which], 0, n * sizeof(int)));
+        have[which] = n;
+    }
+    return p[which];
+}
 
 // The most split-K slices whose partial results (splits x M x N floats) fit
 // in kSplitKScratchMaxBytes; at least 1 (one slice needs no partials).

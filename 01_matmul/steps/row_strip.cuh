@@ -46,7 +46,7 @@ inline int strip_rows(int M) {
 template <int R>
 __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)  // blocks an SM
     sgemmRowStrip(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                  float* __restrict__ partial, unsigned* __restrict__ arrived, int r, int N, int K, int kc) {
+                  float* __restrict__ partial, int* __restrict__ arrived, int r, int N, int K, int kc) {
     constexpr int kThreads = kStripWarps * 32, kRowsPerPass = 4;
     __shared__ float a[R][kStripKStage];
     __shared__ float sums[kStripWarps][kRowsPerPass][kStripCols];
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)
     if (!sliced) return;
     __threadfence();  // this block's partial sums are seen before its arrival is
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&arrived[blockIdx.x], 1u) == gridDim.y - 1;
+    if (threadIdx.x == 0) last = atomicAdd(&arrived[blockIdx.x], 1) == int(gridDim.y) - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
@@ -128,20 +128,6 @@ __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)
         C[size_t(i) * N + c] = sum;
     }
     if (threadIdx.x == 0) arrived[blockIdx.x] = 0;  // for the next launch
-}
-
-// One arrival counter per column of blocks, zeroed once; the last block of a
-// column sets it back to 0.
-inline unsigned* strip_arrivals(int columns) {
-    static unsigned* p = nullptr;
-    static int n = 0;
-    if (columns > n) {
-        if (p) CHECK(cudaFree(p));
-        CHECK(cudaMalloc(&p, columns * sizeof(unsigned)));
-        CHECK(cudaMemset(p, 0, columns * sizeof(unsigned)));
-        n = columns;
-    }
-    return p;
 }
 
 // The strip's grid: as many slices of K as one wave of blocks holds (a
@@ -158,7 +144,7 @@ inline std::string launch_row_strip(const float* A, const float* B, float* C, in
     const int kc = common::ceil_div(common::ceil_div(K, kStripKStage), slices) * kStripKStage;
     const dim3 grid(cols, common::ceil_div(K, kc));
     float* partial = grid.y > 1 ? scratch(kStripPartials, size_t(grid.y) * r * N) : nullptr;
-    kernel<<<grid, kStripWarps * 32>>>(A, B, C, partial, strip_arrivals(cols), r, N, K, kc);
+    kernel<<<grid, kStripWarps * 32>>>(A, B, C, partial, zeroed_counters(kStripArrivals, cols), r, N, K, kc);
     CHECK_LAUNCH();
     return " + " + std::to_string(r) + "-row strip";
 }
