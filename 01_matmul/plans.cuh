@@ -306,8 +306,9 @@ constexpr double kTf32FlopsPerSecond = 400e12, kDramBytesPerSecond = 4.0e12, kSe
 constexpr double kSplitMargin = 1.03;
 // `rate` (a fraction of peer_flops, the modelled rate of the slices) with the
 // second pass's time added; 3xTF32 runs three products, so its peer_flops is a third.
-inline double with_split_pass(double rate, double peer_flops, int M, int N, int K, int splits) {
-    if (splits == 1 || rate <= 0) return rate;
+// pair_sum: two slices are added in a cluster, inside the product (step 16d): no pass.
+inline double with_split_pass(double rate, double peer_flops, int M, int N, int K, int splits, bool pair_sum = false) {
+    if (splits == 1 || rate <= 0 || (pair_sum && splits == 2)) return rate;
     const double flops = 2.0 * M * N * K;
     const double pass = 2.0 * splits * M * N * sizeof(float) / kDramBytesPerSecond + kSecondPassLaunchSeconds;
     return 1.0 / (1.0 / rate + pass * peer_flops / flops);
@@ -322,8 +323,9 @@ struct Tf32Plan {
 // Among the tiles that fit (wide_smem, narrow_smem: 0 = not a candidate)
 // and, where max_splits > 1, split-K factors, the best modelled rate
 // (fractions of peer_flops, the rate of a wide tile at large sizes).
+// pair_sum: 2 slices need no second pass (with_split_pass).
 inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide_smem, size_t narrow_smem,
-                          int max_splits, double peer_flops = kTf32FlopsPerSecond) {
+                          int max_splits, double peer_flops = kTf32FlopsPerSecond, bool pair_sum = false) {
     Tf32Plan best;
     for (bool wide : {true, false}) {
         const size_t smem = wide ? wide_smem : narrow_smem;
@@ -331,7 +333,7 @@ inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide
         for (int s : kSplitFactors) {
             if (s > max_splits || !split_allowed(s, M, N, K)) break;
             const double slices = modelled_rate(wide ? kWideModel : kNarrowModel, M, N, K, s, g.sms, 1.0);
-            const double score = with_split_pass(slices, peer_flops, M, N, K, s);
+            const double score = with_split_pass(slices, peer_flops, M, N, K, s, pair_sum);
             if (score > best.score * (s > 1 ? kSplitMargin : 1.0)) best = {wide, s, score};
         }
     }
@@ -343,7 +345,8 @@ Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
     return plan_tf32(M, N, K, g, WgmmaTiles<Tile>::Wide::SMEM, WgmmaTiles<Tile>::Narrow::SMEM, max_splits);
 }
 inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
-    return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit, kTf32FlopsPerSecond / 3);
+    return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit, kTf32FlopsPerSecond / 3,
+                     pair_sum_refusal<Split3Tile>(g).empty());
 }
 
 // ---- Where the wgmma steps (12-16) run -----------------------------------------

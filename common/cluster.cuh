@@ -14,23 +14,23 @@
 
 namespace common {
 
-// The launch configuration of a one-dimensional cluster launch: `grid` blocks
-// of `block` threads in clusters of `cluster` blocks, `smem` bytes of dynamic
-// shared memory each. `attr` must outlive the config (cudaLaunchConfig_t
+// The launch configuration of a cluster launch: `grid` blocks of `block`
+// threads in clusters of `cluster` blocks (a number: along x), `smem` bytes of
+// dynamic shared memory each. `attr` must outlive the config (cudaLaunchConfig_t
 // points at it). Clusters above 8 blocks are "non-portable": the kernel must
 // allow them first (allow_large_clusters).
 struct ClusterLaunch {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1] = {};
-    ClusterLaunch(unsigned grid, unsigned block, size_t smem, unsigned cluster, cudaStream_t stream = 0) {
-        cfg.gridDim = dim3(grid);
-        cfg.blockDim = dim3(block);
+    ClusterLaunch(dim3 grid, dim3 block, size_t smem, dim3 cluster, cudaStream_t stream = 0) {
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
         cfg.dynamicSmemBytes = smem;
         cfg.stream = stream;
         attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = cluster;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
+        attr[0].val.clusterDim.x = cluster.x;
+        attr[0].val.clusterDim.y = cluster.y;
+        attr[0].val.clusterDim.z = cluster.z;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
     }

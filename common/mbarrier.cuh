@@ -1,6 +1,7 @@
 // mbarrier.cuh - the PTX of Hopper's (sm_90) shared-memory barriers with a
 // transaction count, which the copy engines (cp.async.bulk, TMA) complete,
-// and of the plain bulk copies (cp.async.bulk) in both directions.
+// and of the plain bulk copies (cp.async.bulk) in both directions; barriers
+// that the blocks of a cluster arrive on across distributed shared memory.
 //
 // A barrier in shared memory completes a phase when `count` threads have
 // arrived AND the bytes it was told to expect (arrive.expect_tx) have landed.
@@ -44,6 +45,35 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
             "selp.u32 %0, 1, 0, p;\n\t}"
             : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
+}
+
+// ---- Barriers between the blocks of a cluster (distributed shared memory) ----
+// `addr` from cluster_address(): the shared::cluster address of another
+// block's barrier. Arrive there (release at cluster scope: this thread's
+// earlier reads and writes, remote ones included, are ordered before it).
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned addr) {
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(addr) : "memory");
+}
+// mbarrier_wait for a barrier that other blocks of the cluster arrive on
+// (acquire at cluster scope: what they wrote before arriving is visible after it).
+__device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;\n\t}"
+            : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
+}
+// The same variable in block `rank` of this cluster (mapa): a shared::cluster address.
+__device__ __forceinline__ unsigned cluster_address(const void* p, unsigned rank) {
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_address(p)), "r"(rank));
+    return r;
+}
+// Every thread of every block of the cluster (barrier.cluster, release / acquire).
+__device__ __forceinline__ void cluster_sync_all() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 // ---- Bulk copies: the TMA unit's plain (untiled) form -----------------------

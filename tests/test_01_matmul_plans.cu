@@ -202,6 +202,25 @@ TEST(MatmulPlan, StripsTakeAFewRowsPastTheTiles) {
         EXPECT_EQ(matmul::pick_3xtf32(nullptr, s.m, s.n, s.k, g).strip, 0) << name_of(s);
 }
 
+// 3xTF32's split-K 2 runs in clusters of 2 that add the two sums in shared
+// memory (step 16d): no second pass to price, where the GPU has clusters and
+// the block's larger shared memory fits. Without them the pass is priced
+// and fewer shapes split.
+TEST(MatmulPlan, PairSumsNeedClustersAndTheirSharedMemory) {
+    common::Gpu g = hopper();
+    EXPECT_EQ(matmul::pair_sum_refusal<matmul::Split3Tile>(g), "");
+    const double with_pairs = matmul::plan_3xtf32(1024, 1024, 1024, g).score;
+    EXPECT_EQ(matmul::plan_3xtf32(1024, 1024, 1024, g).splits, 2);
+    common::Gpu no_clusters = g, less_smem = g;
+    no_clusters.max_cluster = 0;
+    less_smem.smem_per_block = matmul::Split3Tile::PAIR_SMEM - 1;
+    for (const common::Gpu& h : {no_clusters, less_smem}) {
+        EXPECT_NE(matmul::pair_sum_refusal<matmul::Split3Tile>(h), "");
+        EXPECT_LT(matmul::plan_3xtf32(1024, 1024, 1024, h).score, with_pairs);  // the pass is priced again
+    }
+    EXPECT_LE(matmul::Split3Tile::PAIR_SMEM, size_t(227) * 1024);  // one H100 / H200 block
+}
+
 TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
     for (int m : {1, 128, 1000, 2049, 4096, 8192})
         for (int n : {1, 127, 1024, 4095, 8192})

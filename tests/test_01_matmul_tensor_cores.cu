@@ -118,13 +118,41 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridSplitAndWayToSplitA) {
         for (int splits : {1, 2, 5})
             for (int blocks : {1, 3, 1 << 20})
                 for (bool in_kernel : {false, true})
-                    expect_exact(s,
-                                 "splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks) +
-                                     (in_kernel ? " A split in kernel" : " A split by a pre-pass"),
-                                 [&](const float* A, const float* B, float* C) {
-                                     return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
-                                         A, B, C, s.m, s.n, s.k, splits, blocks, in_kernel);
-                                 });
+                    for (bool pair_sum : {true, false}) {  // 2 slices: summed in clusters of 2, or by splitKReduce
+                        if (!pair_sum && splits != 2) continue;
+                        expect_exact(s,
+                                     "splitK " + std::to_string(splits) + " blocks " + std::to_string(blocks) +
+                                         (in_kernel ? " A split in kernel" : " A split by a pre-pass") +
+                                         (pair_sum ? "" : " no pair sum"),
+                                     [&](const float* A, const float* B, float* C) {
+                                         return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                             A, B, C, s.m, s.n, s.k, splits, blocks, in_kernel, pair_sum);
+                                     });
+                    }
+}
+
+// Split-K 2 summed in a cluster (step 16d) gives the bits splitKReduce gives
+// (a + b in one block, b + a in the other), on data where the order of the sum
+// shows: random floats, several tiles per cluster, an odd N (unpaired stores).
+TEST(TmaWgmmaSteps, ThreeTf32PairSumIsBitForBitSplitKReduce) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    SKIP_IF_WAIVED(matmul::pair_sum_refusal<matmul::Split3Tile>());
+    for (Shape s : {Shape{515, 517, 1999}, Shape{256, 256, 1024}})
+        for (int blocks : {2, 1 << 20}) {
+            const Data d = make_data(s, 11, false);
+            std::string with, without;
+            const std::vector<float> a = run(d, s, [&](const float* A, const float* B, float* C) {
+                with = matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, 2, blocks, false, true);
+            });
+            const std::vector<float> b = run(d, s, [&](const float* A, const float* B, float* C) {
+                without = matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, 2, blocks, false, false);
+            });
+            EXPECT_NE(with.find("summed in clusters of 2"), std::string::npos) << with;
+            EXPECT_EQ(without.find("summed in clusters"), std::string::npos) << without;
+            EXPECT_EQ(compare(a, d, within(matmul::Math::Fp32, s.k)).bad, 0u) << name_of(s);
+            EXPECT_TRUE(a == b) << name_of(s) << " blocks " << blocks;
+        }
 }
 
 // 3xTF32 with the last rows of C as a fp32 strip (launch_sgemm3xTf32's pick

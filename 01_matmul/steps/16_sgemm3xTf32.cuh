@@ -32,6 +32,9 @@
 //    (the tensor cores' own accumulation is less accurate than fp32 FADD:
 //    measured, README). That needs wait_group 0 every k-tile: the two
 //    consumer warpgroups keep the tensor cores busy in turn.
+//  - Split-K 2 needs no second pass (step 16d): the two blocks of a tile run
+//    as a cluster, and each adds the other's sum of its half of the tile
+//    through distributed shared memory (pair_sum) before storing it.
 // The accuracy is measured, not assumed: the program's err/S columns give
 // this kernel's error against the double reference next to the fp32 SIMT
 // kernels' (README, accuracy). Its peer is cuBLAS SGEMM in fp32.
@@ -41,6 +44,8 @@
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/cluster.cuh"
+#include "common/gpu.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
 #include "01_matmul/steps/operands.cuh"
@@ -66,6 +71,10 @@ struct Tile {
     static constexpr unsigned UNSPLIT_BYTES = (A_FLOATS + B_FLOATS) * sizeof(float);  // A as it is, and B
     static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
     static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 3 * STAGES * sizeof(uint64_t);
+    // Split-K 2 summed in a cluster (kPairSum): two more barriers and a buffer
+    // for the half of the other block's sum that this block stores (32 KB).
+    static constexpr int PAIR_FLOATS = 128 * CONSUMERS * ACC / 2;
+    static constexpr size_t PAIR_SMEM = SMEM + 2 * sizeof(uint64_t) + PAIR_FLOATS * sizeof(float);
     static_assert(BM == 128, "128-row tiles only: a 256-row stage would be 80 KB");
 };
 
@@ -134,12 +143,13 @@ __device__ __forceinline__ void load_split_fragments(const float* b_box, const B
 
 // The accumulator to C: register 4 j + {0, 1, 2, 3} is C^T at rows (n, n,
 // n + 1, n + 1), columns (m, m + 1, m, m + 1) with m = 8 j + 2 t: two
-// 8-byte pairs (n, n + 1), at rows m and m + 1 of C.
-template <class T>
+// 8-byte pairs (n, n + 1), at rows m and m + 1 of C. [J0, J1): the j's to
+// store (a pair-summing block stores half of them).
+template <class T, int J0 = 0, int J1 = T::BM / 8>
 __device__ __forceinline__ void store_ct(float* C, const float (&acc)[T::ACC], int m0, int n, int M, int N) {
     const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 #pragma unroll
-    for (int j = 0; j < T::BM / 8; ++j)
+    for (int j = J0; j < J1; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int m = m0 + 8 * j + h;
@@ -153,6 +163,45 @@ __device__ __forceinline__ void store_ct(float* C, const float (&acc)[T::ACC], i
             }
         }
 }
+
+// ---- Split-K 2 in a cluster: the two slices' sums meet in shared memory ----
+// Blocks y = 0 and 1 of a cluster walk the same tiles, each over half of K.
+// Instead of writing both partial sums to global memory for a second pass
+// (splitKReduce), block ME keeps the tile's rows 64 ME .. 64 ME + 63 (its
+// j = 8 ME .. 8 ME + 7): it stores its sum of the other rows straight into
+// the other block's `buf` (distributed shared memory, chapter 02), arrives on
+// that block's `full`, waits on its own `full` for what the other block sent,
+// adds it and arrives on the other block's `empty` once it has read `buf`.
+// Both barriers count the 256 consumer threads of the other block. The sum
+// is a + b in one block and b + a in the other, the same float: the result
+// is bit for bit that of splitKReduce.
+struct PairSum {
+    uint64_t* full;   // the other block's sum has landed in buf (phase r: tile r of this block)
+    uint64_t* empty;  // the other block has read what this block sent it
+    float4* buf;      // [8][256] float4: the other block's 32 accumulators for each consumer thread
+};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+template <class T, int ME>
+__device__ __forceinline__ void pair_sum(float (&sum)[T::ACC], const PairSum& p, int round, int c) {
+    constexpr int OTHER = 1 - ME, J = T::BM / 16, THREADS = 128 * T::CONSUMERS;
+    if (round > 0) common::mbarrier_wait_cluster(p.empty, (round - 1) & 1);  // my last send was read
+    const unsigned dst = common::cluster_address(p.buf, OTHER);
+#pragma unroll
+    for (int jj = 0; jj < J; ++jj) {
+        const int j = J * OTHER + jj;
+        st_cluster_f4(dst + unsigned(jj * THREADS + c) * 16, sum[4 * j], sum[4 * j + 1], sum[4 * j + 2], sum[4 * j + 3]);
+    }
+    common::mbarrier_arrive_cluster(common::cluster_address(p.full, OTHER));
+    common::mbarrier_wait_cluster(p.full, round & 1);
+#pragma unroll
+    for (int jj = 0; jj < J; ++jj) {
+        const int j = J * ME + jj;
+        const float4 v = p.buf[jj * THREADS + c];
+        sum[4 * j] += v.x, sum[4 * j + 1] += v.y, sum[4 * j + 2] += v.z, sum[4 * j + 3] += v.w;
+    }
+    common::mbarrier_arrive_cluster(common::cluster_address(p.empty, OTHER));
+}
+#endif
 
 // The ring in dynamic shared memory, 1024-byte aligned (the 128-byte
 // swizzle repeats every 8 rows of 128 bytes), then the barriers.
@@ -168,8 +217,9 @@ __device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
 
 // ---- The kernel ------------------------------------------------------------
 // tma_a_big maps A_big (the pre-pass's) or, with kSplitInKernel, A itself;
-// tma_a_small maps A_small (unused with kSplitInKernel).
-template <class T, bool kSplitInKernel>
+// tma_a_small maps A_small (unused with kSplitInKernel). kPairSum: launched
+// in clusters of 2 along y with two slices of K, summed in the cluster.
+template <class T, bool kSplitInKernel, bool kPairSum = false>
 __global__ void __launch_bounds__(T::THREADS, 1)
 sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant__ CUtensorMap tma_a_small,
             const __grid_constant__ CUtensorMap tma_b, float* __restrict__ C, int M, int N, int K, int k_split,
@@ -180,6 +230,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
     uint64_t* full = reinterpret_cast<uint64_t*>(ring + T::STAGES * T::STAGE_FLOATS);
     uint64_t* empty = full + T::STAGES;
     uint64_t* split = empty + T::STAGES;  // kSplitInKernel: the stage's A is split
+    const PairSum pair{split + T::STAGES, split + T::STAGES + 1, reinterpret_cast<float4*>(split + T::STAGES + 2)};
 
     // Block x computes tiles x, x + gridDim.x, ... The ring's k-tile counter `it` runs on across
     // tiles, so the producer fills the next tile's stages while the consumers store the last one.
@@ -194,9 +245,16 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
             common::mbarrier_init(&empty[s], 128 * T::CONSUMERS);  // every consumer thread
             common::mbarrier_init(&split[s], T::SPLITTERS);         // every splitting thread
         }
+        if constexpr (kPairSum) {
+            common::mbarrier_init(pair.full, 128 * T::CONSUMERS);   // the other block's consumers
+            common::mbarrier_init(pair.empty, 128 * T::CONSUMERS);
+        }
         common::fence_mbarrier_init();
     }
-    __syncthreads();
+    if constexpr (kPairSum)
+        common::cluster_sync_all();  // both blocks' barriers are ready before either arrives on the other's
+    else
+        __syncthreads();
 
     if (warpgroup == 0) {  // the producer: one thread asks for every tile (and warps 1-3 may split A)
         if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
@@ -241,8 +299,8 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         // k-tile: the two consumer warpgroups keep the tensor cores busy in turn.
         float sum[T::ACC], part[T::ACC];
         uint32_t frag[2][T::BK / 8][4];  // big, small
-        int it = 0;  // as the producer's
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int it = 0, round = 0;  // as the producer's; tiles done
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++round) {
             int bm, bn;
             tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
 #pragma unroll
@@ -272,8 +330,25 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
 #pragma unroll
                 for (int i = 0; i < T::ACC; ++i) sum[i] += part[i];
             }
-            store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, sum, bm + 2 * t, bn + rows.n(), M, N);
+            if constexpr (kPairSum) {
+                const int c = threadIdx.x - 128;  // 0 .. 255: this consumer thread
+                if (blockIdx.y == 0) {
+                    pair_sum<T, 0>(sum, pair, round, c);
+                    store_ct<T, 0, T::BM / 16>(C, sum, bm + 2 * t, bn + rows.n(), M, N);
+                } else {
+                    pair_sum<T, 1>(sum, pair, round, c);
+                    store_ct<T, T::BM / 16, T::BM / 8>(C, sum, bm + 2 * t, bn + rows.n(), M, N);
+                }
+            } else {
+                store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, sum, bm + 2 * t, bn + rows.n(), M, N);
+            }
         }
+    }
+    // Pair sum: no block exits while the other may still write to its shared memory or arrive
+    // on its barriers (every thread of both blocks, producers included, reaches this).
+    if constexpr (kPairSum) {
+        __syncwarp();  // warp 0 reconverged (its thread 0 ran the producer loop alone)
+        common::cluster_sync_all();
     }
 #else
     (void)tma_a_big, (void)tma_a_small, (void)tma_b, (void)C, (void)M, (void)N, (void)K, (void)k_split, (void)partial;  // waived
@@ -283,18 +358,35 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
 }  // namespace step16
 
 // ---- The launcher ----------------------------------------------------------
+// Where split-K 2 is summed in a cluster of 2 (kPairSum): "" or why not (then
+// both slices go to global memory and splitKReduce adds them).
+template <class T>
+std::string pair_sum_refusal(const common::Gpu& g = common::gpu()) {
+    if (g.max_cluster < 2) return "no thread-block clusters on this GPU";
+    return common::smem_refusal(T::PAIR_SMEM, g);
+}
+
 // `splits` slices of K (fewer where K has fewer k-tiles, or where the
 // partials would not fit kSplitKScratchMaxBytes), then splitKReduce adds
-// them; at most max_blocks blocks along x (one per SM: plans.cuh), each
-// walking tiles; A split by a pre-pass, or in the kernel (split_a_in_kernel).
+// them, or with 2 slices the two blocks of a cluster add them (pair_sum, where
+// pair_sum_refusal() is "" and `pair_sum` allows it); at most max_blocks
+// blocks along x (one per SM: plans.cuh), each walking tiles; A split by a
+// pre-pass, or in the kernel (split_a_in_kernel).
 template <class T>
 std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
-                                    int max_blocks, bool split_a_in_kernel = false) {
-    const auto kernel = split_a_in_kernel ? step16::sgemm3xTf32<T, true> : step16::sgemm3xTf32<T, false>;
-    const std::string refused = common::request_dynamic_smem(kernel, T::SMEM);
-    if (!refused.empty()) return "not launched: " + refused;
+                                    int max_blocks, bool split_a_in_kernel = false, bool pair_sum = true) {
     // FLOAT32 maps: A's halves are TF32 already, and the low bits of A (split in the kernel) and B are needed.
     constexpr CUtensorMapDataType bits = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const int k_tiles = common::ceil_div(K, T::BK);
+    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
+    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
+    splits = common::ceil_div(K, k_split);  // no empty slice
+    pair_sum = pair_sum && splits == 2 && pair_sum_refusal<T>().empty();
+    const auto kernel = split_a_in_kernel ? (pair_sum ? step16::sgemm3xTf32<T, true, true> : step16::sgemm3xTf32<T, true>)
+                                          : (pair_sum ? step16::sgemm3xTf32<T, false, true> : step16::sgemm3xTf32<T, false>);
+    const size_t smem = pair_sum ? T::PAIR_SMEM : T::SMEM;
+    const std::string refused = common::request_dynamic_smem(kernel, smem);
+    if (!refused.empty()) return "not launched: " + refused;
     CUtensorMap m_big, m_small, mb;
     std::string unmapped, a_what;
     if (split_a_in_kernel) {
@@ -315,22 +407,24 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     const PreparedB pb = prepare_b(B, N, K, true);
     unmapped += tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK, bits);
     if (!unmapped.empty()) return "not launched: " + unmapped;
-    const int k_tiles = common::ceil_div(K, T::BK);
-    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
-    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
-    splits = common::ceil_div(K, k_split);  // no empty slice
     const size_t mn = size_t(M) * N;
-    float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
+    float* partial = splits > 1 && !pair_sum ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
     const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
-    kernel<<<grid, T::THREADS, T::SMEM>>>(m_big, m_small, mb, C, M, N, K, k_split, partial);
+    if (pair_sum) {
+        const common::ClusterLaunch l(grid, T::THREADS, smem, dim3(1, 2));
+        CHECK(cudaLaunchKernelEx(&l.cfg, kernel, m_big, m_small, mb, C, M, N, K, k_split, partial));
+    } else {
+        kernel<<<grid, T::THREADS, smem>>>(m_big, m_small, mb, C, M, N, K, k_split, partial);
+    }
     CHECK_LAUNCH();
-    if (splits > 1) {
+    if (partial) {
         splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits);
         CHECK_LAUNCH();
     }
-    return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") + " persistent P" +
-           std::to_string(grid.x) + a_what + c_pairs_what(C, N) + pb.what;
+    return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
+           (pair_sum ? " summed in clusters of 2" : "") + " persistent P" + std::to_string(grid.x) + a_what +
+           c_pairs_what(C, N) + pb.what;
 }
 
 }  // namespace matmul

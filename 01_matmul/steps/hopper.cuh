@@ -5,6 +5,7 @@
 // mbarriers the copies complete are in common/mbarrier.cuh.
 //   tensor_map_2d()         host: a row-major float matrix, read in 128-byte-wide boxes, 128B-swizzled
 //   tma_load_2d()           one box from global to shared memory, completing on an mbarrier
+//   st_cluster_f4()         a 16-byte store into another block's shared memory (a cluster's)
 //   wgmma_desc_k_sw128()    the descriptor of a K-major, 128B-swizzled operand in shared memory
 //   wgmma_m64n128k8_rs()    D += A (registers) * B (shared memory), TF32 in, fp32 accumulate
 //   wgmma_fence/commit/wait, setmaxnreg
@@ -81,6 +82,12 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
         ::"r"(common::smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y),
         "r"(common::smem_address(bar))
         : "memory");
+}
+// Four floats into another block's shared memory (a shared::cluster address from
+// common::cluster_address: distributed shared memory).
+__device__ __forceinline__ void st_cluster_f4(unsigned addr, float x, float y, float z, float w) {
+    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(x), "f"(y), "f"(z), "f"(w)
+                 : "memory");
 }
 #endif
 
