@@ -254,9 +254,16 @@ inline std::string launch_sgemmStreamK(const float* A, const float* B, float* C,
 // ---- TF32: sgemmTf32Mma (step 11) ----------------------------------------------
 // 3 stages of 35 KB (two blocks per SM) where a block may have 105 KB, else 2
 // stages. A and B are padded to 16-byte rows where that pays (pad_b_pays, as
-// for steps 8-10's B), else read with 4-byte copies.
+// for steps 8-10's B), else read with 4-byte copies. A small product (no
+// padding) whose 128 x 128 tiles would not give every SM a block runs 64 x 64
+// tiles of 4 warps of 32 x 32 (step 11c): four times the blocks.
 using MmaTile128 = MmaTile<128, 128, 32, 64, 64, 3, 2>;
 using MmaTile128s2 = MmaTile<128, 128, 32, 64, 64, 2, 2>;
+using MmaTile64 = MmaTile<64, 64, 32, 32, 32, 3, 4>;
+inline bool small_mma_tiles(int M, int N, int K, const common::Gpu& g) {
+    return !pad_b_pays(M, N, K) && common::ceil_div(M, 128) * common::ceil_div(N, 128) < g.sms &&
+           common::smem_refusal(MmaTile64::SMEM, g).empty();
+}
 inline std::string waived_sgemmTf32Mma() {
     std::string why = common::cc_refusal(80, "TF32 mma.sync");
     if (why.empty()) why = common::code_refusal(reinterpret_cast<const void*>(sgemmTf32Mma<MmaTile128s2, true>), 80);
@@ -265,6 +272,7 @@ inline std::string waived_sgemmTf32Mma() {
 }
 inline std::string launch_sgemmTf32Mma(const float* A, const float* B, float* C, int M, int N, int K) {
     const bool pad = pad_b_pays(M, N, K);
+    if (small_mma_tiles(M, N, K, common::gpu())) return launch_sgemmTf32Mma_with<MmaTile64>(A, B, C, M, N, K, pad);
     return common::smem_refusal(MmaTile128::SMEM).empty()
                ? launch_sgemmTf32Mma_with<MmaTile128>(A, B, C, M, N, K, pad)
                : launch_sgemmTf32Mma_with<MmaTile128s2>(A, B, C, M, N, K, pad);

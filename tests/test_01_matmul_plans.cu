@@ -221,6 +221,17 @@ TEST(MatmulPlan, PairSumsNeedClustersAndTheirSharedMemory) {
     EXPECT_LE(matmul::Split3Tile::PAIR_SMEM, size_t(227) * 1024);  // one H100 / H200 block
 }
 
+// Step 11c: sgemmTf32Mma takes 64 x 64 tiles only for small products (no
+// padding) whose 128 x 128 tiles leave SMs without a block.
+TEST(MatmulPlan, Tf32MmaTakesSmallTilesOnlyForSmallProducts) {
+    const common::Gpu g = hopper();
+    for (Shape s : {Shape{1000, 333, 77}, Shape{384, 384, 384}, Shape{129, 65, 33}, Shape{512, 512, 512}})
+        EXPECT_TRUE(matmul::small_mma_tiles(s.m, s.n, s.k, g)) << name_of(s);
+    for (Shape s : {Shape{1024, 1024, 1024}, Shape{4096, 4096, 4096}, Shape{8192, 128, 8192}, Shape{2048, 2048, 200}})
+        EXPECT_FALSE(matmul::small_mma_tiles(s.m, s.n, s.k, g)) << name_of(s);
+    EXPECT_FALSE(matmul::small_mma_tiles(1000, 333, 77, hopper(16)));  // 24 tiles fill 16 SMs
+}
+
 TEST(MatmulPlan, PadAndSplitsFollowTheirRules) {
     for (int m : {1, 128, 1000, 2049, 4096, 8192})
         for (int n : {1, 127, 1024, 4095, 8192})

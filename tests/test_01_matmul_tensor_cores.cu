@@ -205,18 +205,23 @@ TEST(MatmulAlignment, Tf32MmaPaddedAndFourByteCopiesAreBothExact) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTf32Mma")));
     for (const Shape& s : {Shape{129, 127, 9}, Shape{1000, 333, 77}, Shape{257, 384, 1001}, Shape{64, 64, 64}})
-        for (bool pad : {true, false}) {
-            std::string what;
-            expect_exact(s, pad ? "padded" : "4-byte", [&](const float* A, const float* B, float* C) {
-                what = matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(A, B, C, s.m, s.n, s.k, pad);
-                return what;
-            });
-            const bool a_off = s.k % 4 != 0, b_off = s.n % 4 != 0;
-            EXPECT_EQ(what.find(" A padded") != std::string::npos, pad && a_off) << name_of(s) << ": " << what;
-            EXPECT_EQ(what.find(" B padded") != std::string::npos, pad && b_off) << name_of(s) << ": " << what;
-            EXPECT_EQ(what.find(" A:4-byte") != std::string::npos, !pad && a_off) << name_of(s) << ": " << what;
-            EXPECT_EQ(what.find(" B:4-byte") != std::string::npos, !pad && b_off) << name_of(s) << ": " << what;
-        }
+        for (bool pad : {true, false})
+            for (bool small : {false, true}) {  // 128 x 128 tiles, or step 11c's 64 x 64
+                std::string what;
+                expect_exact(s, std::string(pad ? "padded" : "4-byte") + (small ? " 64x64" : ""),
+                             [&](const float* A, const float* B, float* C) {
+                                 what = small ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile64>(
+                                                    A, B, C, s.m, s.n, s.k, pad)
+                                              : matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(
+                                                    A, B, C, s.m, s.n, s.k, pad);
+                                 return what;
+                             });
+                const bool a_off = s.k % 4 != 0, b_off = s.n % 4 != 0;
+                EXPECT_EQ(what.find(" A padded") != std::string::npos, pad && a_off) << name_of(s) << ": " << what;
+                EXPECT_EQ(what.find(" B padded") != std::string::npos, pad && b_off) << name_of(s) << ": " << what;
+                EXPECT_EQ(what.find(" A:4-byte") != std::string::npos, !pad && a_off) << name_of(s) << ": " << what;
+                EXPECT_EQ(what.find(" B:4-byte") != std::string::npos, !pad && b_off) << name_of(s) << ": " << what;
+            }
 }
 
 }  // namespace
