@@ -210,9 +210,13 @@ TEST(MatmulAlignment, Tf32MmaPaddedAndFourByteCopiesAreBothExact) {
                 std::string what;
                 expect_exact(s, std::string(pad ? "padded" : "4-byte") + (small ? " 64x64" : ""),
                              [&](const float* A, const float* B, float* C) {
+                                 // the 128 x 128 tile the launcher would take: 3 stages where they fit
+                                 const bool s3 = common::smem_refusal(matmul::MmaTile128::SMEM).empty();
                                  what = small ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile64>(
                                                     A, B, C, s.m, s.n, s.k, pad)
-                                              : matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(
+                                        : s3  ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(
+                                                    A, B, C, s.m, s.n, s.k, pad)
+                                              : matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128s2>(
                                                     A, B, C, s.m, s.n, s.k, pad);
                                  return what;
                              });
