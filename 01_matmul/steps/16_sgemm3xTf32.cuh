@@ -75,6 +75,7 @@ struct Tile {
     // for the half of the other block's sum that this block stores (32 KB).
     static constexpr int PAIR_FLOATS = 128 * CONSUMERS * ACC / 2;
     static constexpr size_t PAIR_SMEM = SMEM + 2 * sizeof(uint64_t) + PAIR_FLOATS * sizeof(float);
+    static_assert((3 * STAGES + 2) * sizeof(uint64_t) % 16 == 0, "the pair buffer (float4) follows the barriers");
     static_assert(BM == 128, "128-row tiles only: a 256-row stage would be 80 KB");
 };
 
