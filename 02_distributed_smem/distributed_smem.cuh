@@ -100,8 +100,11 @@ struct Plan {
     std::string note;     // appended to the launch column (clusterHistExchange: " 2 groups", " 16-bit")
     int threads = kThreads;
     size_t smem = 0;
+    bool claims = false;  // clusterHistExchange: launch() zeroes the claims counter (histogram_exchange.cuh)
+    int share_grid = 0;   // one group: histShareAtomics's blocks on the SMs no cluster fits on (0: none)
     std::string describe() const {  // the launch column
-        return common::launch_string(grid, threads, smem, cluster_kernel ? cluster : 0) + note;
+        return common::launch_string(grid, threads, smem, cluster_kernel ? cluster : 0) + note +
+               (share_grid > 0 ? " + idle SMs: " + std::to_string(share_grid) + " x 512 global atomics" : "");
     }
 };
 
@@ -243,6 +246,13 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow
         return p;
     }
     p.grid = clusters * c;
+    p.claims = true;
+    if (groups == 1) {  // the SMs no cluster fits on count a share of the samples (histShareAtomics)
+        const int per_sm = common::resident_blocks(reinterpret_cast<const void*>(p.cluster_kernel), kExThreads, p.smem, g);
+        const int idle = g.sms - common::ceil_div(p.grid, std::max(1, per_sm));
+        if (idle > 0)
+            p.share_grid = idle * common::resident_blocks(reinterpret_cast<const void*>(histShareAtomics), kExThreads, 0, g);
+    }
     p.ok = true;
     return p;
 }
@@ -354,8 +364,35 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
         p.plain_kernel<<<p.grid, p.threads, p.smem, s>>>(in, n, hist, num_bins);
         return cudaGetLastError();
     }
+    static unsigned* claims = [] {
+        void* a = nullptr;
+        CHECK(cudaGetSymbolAddress(&a, g_exchange_claims));
+        return static_cast<unsigned*>(a);
+    }();
+    if (p.claims) CHECK(cudaMemsetAsync(claims, 0, sizeof(unsigned), s));
     const common::ClusterLaunch l(p.grid, p.threads, p.smem, p.cluster, s);
-    return cudaLaunchKernelEx(&l.cfg, p.cluster_kernel, in, n, hist, num_bins, p.cluster_arg);
+    if (p.share_grid == 0 || p.cluster_arg != 1)  // (several groups: a static share of the samples, no claims)
+        return cudaLaunchKernelEx(&l.cfg, p.cluster_kernel, in, n, hist, num_bins, p.cluster_arg);
+    // The share kernel beside the clusters, on a second stream: after the zeroing, launched after the
+    // clusters (which then find their GPCs' SMs free), and s waits for both.
+    static cudaStream_t side;
+    static cudaEvent_t fork, join;
+    static const bool made = [] {
+        CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+        CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+        CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+        return true;
+    }();
+    (void)made;
+    CHECK(cudaEventRecord(fork, s));
+    CHECK(cudaStreamWaitEvent(side, fork));
+    const cudaError_t e = cudaLaunchKernelEx(&l.cfg, p.cluster_kernel, in, n, hist, num_bins, p.cluster_arg);
+    if (e != cudaSuccess) return e;
+    histShareAtomics<<<p.share_grid, kExThreads, 0, side>>>(in, n, hist, num_bins);
+    const cudaError_t e2 = cudaGetLastError();
+    CHECK(cudaEventRecord(join, side));
+    CHECK(cudaStreamWaitEvent(s, join));
+    return e2;
 }
 
 // The most bins clusterHist's largest cluster holds on this device (0 below cc 9.0: no cluster limit applies).

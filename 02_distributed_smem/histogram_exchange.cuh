@@ -49,6 +49,11 @@
 // every sample is read G times, once per group, and counted by the one that
 // owns its bin.
 //
+// With one group, which samples a round reads is claimed, not fixed: the
+// clusters and histShareAtomics, a global-atomics kernel on the SMs that no
+// cluster fits on, take slices of 4096 samples from one counter (README, worklog
+// step 11). On uniform data the idle SMs add ~8%; on skewed data they take little.
+//
 // Correct for any n >= 1 (samples before the first 16-byte boundary and after
 // the last whole int4 are added straight to global memory), any bin count the
 // plan admits, clamped like every other kernel. Counts are exact.
@@ -71,12 +76,25 @@ constexpr int kExCols = kExMaxCluster + 1;           // a row of per-owner count
 constexpr int kExRows = 2 * kExWarps;                // rows of counts: one per warp, or per half-warp
 constexpr int kExMaxSlice = 65536;                   // counters per block: the slots are 16-bit
 constexpr int kExBatch = 4;                          // 16-byte loads in flight per thread when counting
+constexpr int kExSliceVecs = 1024;                   // int4 in a slice, the unit of the claims (4096 samples)
+constexpr int kExTileSlices = kExVecs * kExThreads / kExSliceVecs;  // slices in a block's round
 // Shared memory beside the counters: 2 staging buffers of 16-bit slots, 2
 // segment tables (C + 1 starts), the warps' counts per owner, the segment
-// lengths, 32 words where samples of another group take their (unused) place.
+// lengths, 32 words where samples of another group take their (unused) place,
+// 4 claimed rounds (one group: below).
 constexpr size_t kExExtraSmem = 2 * kExStage * sizeof(uint16_t) + 2 * kExCols * sizeof(unsigned) +
                                 kExRows * kExCols * sizeof(unsigned) + kExMaxCluster * sizeof(unsigned) +
-                                32 * sizeof(unsigned);
+                                32 * sizeof(unsigned) + 4 * sizeof(unsigned);
+static_assert(kExVecs * kExThreads % kExSliceVecs == 0, "a block's round is whole slices");
+
+// One group: which samples each round reads is not fixed in advance. The
+// clusters, and histShareAtomics on the SMs the clusters leave idle, claim
+// slices of 4096 samples from one counter (a cluster 16 C at a time, one
+// round's worth; the share kernel one at a time), so the faster side takes more:
+// where the idle SMs' global atomics are slow (skewed data, hot bins) they take
+// little. launch() zeroes the counter before every launch; one histogram at a
+// time per device.
+__device__ unsigned g_exchange_claims;
 static_assert(kExStage % 8 == 0, "each staging buffer starts on a 16-byte boundary");
 static_assert(kExPer * 32 <= 1024, "a sample's place among its warp's samples for one owner fits 10 bits");
 static_assert(kExRows <= 32, "one lane per row when scanning an owner's counts");
@@ -221,6 +239,7 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     unsigned* warp_count = seg + 2 * kExCols;
     unsigned* seg_len = warp_count + kExRows * kExCols;
     unsigned* elsewhere = seg_len + kExMaxCluster;
+    unsigned* claims = elsewhere + 32;  // one group: rank 0's claims for rounds r .. r + 3, at [r % 4]
     auto wc = [&](unsigned owner, unsigned row) -> unsigned& { return warp_count[row * kExCols + owner]; };
 
     // How many of block r's slots are bins (the last blocks of the last group may have fewer, or none).
@@ -238,7 +257,12 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     };
 
     for (int i = tid; i < int(exchange_counter_bytes(slice, kNarrow) / 4); i += kExThreads) counters[i] = 0;
-    cluster.sync();  // every block's counters are zero before anyone reads a segment
+    constexpr unsigned kRoundSlices = kExTileSlices * C;  // a cluster's round
+    if (kOneGroup && me == 0 && tid == 0) {  // rounds 0, 1 and 2
+        const unsigned first = atomicAdd(&g_exchange_claims, 3 * kRoundSlices);
+        for (int k = 0; k < 3; ++k) claims[k] = first + k * kRoundSlices;
+    }
+    cluster.sync();  // every block's counters are zero before anyone reads a segment (and the claims are out)
 
     // The samples before the first 16-byte boundary and after the last whole
     // int4 (at most 3 + 3): straight into global memory, by the grid's first block.
@@ -251,9 +275,17 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     }
 
     const int4* body = reinterpret_cast<const int4*>(in + head);
-    const size_t tiles = (n4 + kExVecs * kExThreads - 1) / (kExVecs * kExThreads);
-    const size_t per_round = size_t(parts) * C;
-    const size_t rounds = (tiles + per_round - 1) / per_round;  // the same for every block of the cluster
+    // Round r reads the kRoundSlices slices from `start` on; block me slices
+    // kExTileSlices me .. + kExTileSlices - 1 of them. One group: the starts
+    // are claimed (rank 0 claims round r + 3 during round r; every block reads
+    // the claim of round r + 2 after round r's cluster barrier). Several
+    // groups: cluster part p of its group reads tile group r parts + p.
+    const size_t total = (n4 + kExSliceVecs - 1) / kExSliceVecs;  // slices
+    const unsigned* rank0_claims = kOneGroup ? cluster.map_shared_rank(claims, 0) : claims;
+    auto static_start = [&](size_t r) { return (r * parts + part) * kRoundSlices; };
+    size_t cur = kOneGroup ? rank0_claims[0] : static_start(0);
+    size_t nxt = kOneGroup ? rank0_claims[1] : static_start(1);
+    size_t after = kOneGroup ? rank0_claims[2] : static_start(2);  // round r + 2's
 
     int4 x[kExVecs];
     bool ok[kExVecs];
@@ -261,9 +293,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     unsigned base = 0;        // lane d + half (d < C): where this row's samples for owner d go, - 1024 (d + half)
     unsigned start = 0, len = 0;  // lane d < C: owner d's segment: its first slot and its samples
 
-    // Step 1: issue the loads of round r (tile (r * parts + part) * C + me).
-    auto load = [&](size_t r) {
-        const size_t i = ((r * parts + part) * C + me) * (kExVecs * kExThreads) + tid;
+    // Step 1: issue the loads of the round that starts at slice `start`.
+    auto load = [&](size_t start) {
+        const size_t i = (start + me * kExTileSlices) * kExSliceVecs + tid;
 #pragma unroll
         for (int k = 0; k < kExVecs; ++k) {
             ok[k] = i + k * kExThreads < n4;
@@ -437,22 +469,31 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
         else each_slot([&](unsigned slot) { exchange_add<kNarrow>(counters, slot); });
     };
 
-    // The pipeline (the comment at the top of this file).
-    if (rounds > 0) {
-        load(0);
+    // The pipeline (the comment at the top of this file). Every block of a
+    // cluster sees the same starts, so runs the same rounds.
+    if (cur < total) {
+        load(cur);
         rank();
     }
-    for (size_t r = 0; r < rounds; ++r) {
+    size_t rounds = 0;
+    for (size_t r = 0; cur < total; ++r, ++rounds) {
         const int buf = int(r & 1);
-        if (r + 1 < rounds) load(r + 1);  // in flight during the exchange below
+        if (nxt < total) load(nxt);        // in flight during the exchange below
+        unsigned claim = 0;                // one group, rank 0: round r + 3's (used only at the arrive)
+        if (kOneGroup && me == 0 && tid == 0) claim = atomicAdd(&g_exchange_claims, kRoundSlices);
         if (r > 0) {
             cluster.barrier_wait();        // round r - 1 staged everywhere, stage[buf] free everywhere
             read_table(buf ^ 1);
+            if constexpr (kOneGroup) after = rank0_claims[(r + 2) & 3];  // rank 0 wrote it in round r - 1
         }
         stage_round(buf);
         if (r > 0) count_round(buf ^ 1);
+        if (kOneGroup && me == 0 && tid == 0) claims[(r + 3) & 3] = claim;  // (everyone read [(r - 1) % 4])
         exchange_arrive();                 // release: my stage[buf] is complete, I have read round r - 1
-        if (r + 1 < rounds) rank();
+        if (nxt < total) rank();
+        cur = nxt;
+        nxt = after;
+        if constexpr (!kOneGroup) after = static_start(r + 3);
     }
     if (rounds > 0) {
         cluster.barrier_wait();
@@ -469,6 +510,35 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
 #else
     (void)in, (void)n, (void)hist, (void)num_bins, (void)groups;
 #endif
+}
+
+// histShareAtomics: the SMs that no cluster of the exchange fits on (7
+// clusters of 16 leave 20 of the H200's 132 idle) count slices with global
+// atomics, claimed from the same counter as the clusters', one slice ahead
+// (thread 0 claims the next while the block counts this one). The same
+// body as the exchange's: the samples after its head, in whole int4 (the
+// exchange's first block adds the head and the tail).
+__global__ void __launch_bounds__(kExThreads)
+histShareAtomics(const int* __restrict__ in, size_t n, unsigned* __restrict__ hist, int num_bins) {
+    __shared__ unsigned claimed[2];
+    const size_t head = min(size_t((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / 4, n);
+    const size_t n4 = (n - head) / 4, total = (n4 + kExSliceVecs - 1) / kExSliceVecs;
+    const int4* body = reinterpret_cast<const int4*>(in + head);
+    if (threadIdx.x == 0) claimed[0] = atomicAdd(&g_exchange_claims, 1u);
+    __syncthreads();
+    for (int k = 0;; ++k) {
+        const size_t slice = claimed[k & 1];
+        if (slice >= total) break;  // (the same for every thread)
+        if (threadIdx.x == 0) claimed[(k + 1) & 1] = atomicAdd(&g_exchange_claims, 1u);
+        for (size_t i = slice * kExSliceVecs + threadIdx.x; i < min(n4, (slice + 1) * kExSliceVecs); i += kExThreads) {
+            const int4 q = __ldg(body + i);
+            atomicAdd(hist + bin_of(q.x, num_bins), 1u);
+            atomicAdd(hist + bin_of(q.y, num_bins), 1u);
+            atomicAdd(hist + bin_of(q.z, num_bins), 1u);
+            atomicAdd(hist + bin_of(q.w, num_bins), 1u);
+        }
+        __syncthreads();  // claimed[(k + 1) % 2] is out, and everyone has read claimed[k % 2]
+    }
 }
 
 }  // namespace distributed_smem

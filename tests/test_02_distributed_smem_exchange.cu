@@ -5,6 +5,7 @@
 // size, starts 1-3 ints past a 16-byte boundary, more groups of bins than the
 // plan picks (unequal shares of the samples), 16-bit counters at every budget,
 // and planted bugs the checks catch.
+#include <cstdio>
 #include <string>
 #include <vector>
 #include <gtest/gtest.h>
@@ -59,6 +60,41 @@ common::Comparison run_exchange(const Plan& p, const std::vector<int>& in, const
 }
 
 const Variant& exchange() { return common::kernel_named(kernels(), "clusterHistExchange"); }
+
+// Where the clusters leave SMs idle (7 clusters of 16 on the H200's 132 SMs),
+// the plan puts histShareAtomics on them, and it and the clusters claim slices
+// of the samples from one counter: exact for uniform and skewed data (its hot
+// bins make the share kernel slow: it takes fewer slices), n around a slice and
+// a round, an input off 16 bytes; and the same plan without the share kernel.
+TEST(Exchange, IdleSMsShareTheSamplesExactly) {
+    SKIP_WITHOUT_CC(90, "thread-block clusters");
+    const common::Gpu& g = common::gpu();
+    if (g.profile.empty() && g.sms == 132 && g.max_cluster >= 16)
+        EXPECT_GT(make_plan(exchange(), 1 << 20, g).share_grid, 0) << "7 clusters of 16 leave 20 SMs idle";
+    int shared = 0;
+    for (int bins : {1 << 20, 524288, 131071}) {
+        const Plan p = make_plan(exchange(), bins, g);
+        ASSERT_TRUE(p.ok) << p.why_not;
+        shared += p.share_grid > 0;
+        for (bool share : {true, false}) {
+            Plan q = p;
+            if (!share) q.share_grid = 0;
+            for (int64_t n : {int64_t(5), int64_t(4 * kExSliceVecs - 1), int64_t(7 * kExTile * 16 + 13),
+                              (int64_t(1) << 22) + 3})
+                for (bool skewed : {false, true})
+                    for (size_t offset : {size_t(0), size_t(1)}) {
+                        std::vector<int> in;
+                        std::vector<unsigned> ref;
+                        make_samples(in, size_t(n), bins, skewed, 0.01, 41 + n);
+                        histogram_cpu(in.data(), in.size(), bins, ref);
+                        EXPECT_TRUE(run_exchange(q, in, ref, bins, offset).pass())
+                            << bins << " bins, n " << n << (skewed ? " skewed" : " uniform") << " offset " << offset
+                            << ": " << q.describe();
+                    }
+        }
+    }
+    if (shared == 0) std::printf("(no plan here leaves an SM idle: the share kernel did not run)\n");
+}
 
 // Every n x bins x distribution at every cluster size that holds the bins.
 TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
