@@ -4,7 +4,7 @@
 // straight from shared memory (the 256-wide one: wgmma_n256.cuh). The
 // mbarriers the copies complete are in common/mbarrier.cuh.
 //   tensor_map_2d()         host: a row-major float matrix, read in 128-byte-wide boxes, 128B-swizzled
-//   tma_load_2d()           one box from global to shared memory, completing on an mbarrier
+//   tma_load_2d()           one box from global to shared memory (common/tensor_map.cuh)
 //   st_cluster_f4()         a 16-byte store into another block's shared memory (a cluster's)
 //   wgmma_desc_k_sw128()    the descriptor of a K-major, 128B-swizzled operand in shared memory
 //   wgmma_m64n128k8_rs()    D += A (registers) * B (shared memory), TF32 in, fp32 accumulate
@@ -18,31 +18,15 @@
 #pragma once
 #include <cstdint>
 #include <string>
-#include <cuda.h>           // CUtensorMap and its enums (types only: nothing is linked from libcuda)
-#include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/mbarrier.cuh"
+#include "common/tensor_map.cuh"
 
 namespace matmul {
 
 // ---- Host: the tensor map -----------------------------------------------------
-// cuTensorMapEncodeTiled is a driver-API function; the runtime hands out its
-// address (cudaGetDriverEntryPointByVersion), so the program needs no -lcuda.
-// nullptr where the driver has none (older than CUDA 12.0).
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-        void* p = nullptr;
-        cudaDriverEntryPointQueryResult found;
-#if CUDART_VERSION >= 12050
-        CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
-#else
-        CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found));
-#endif
-        return found == cudaDriverEntryPointSuccess ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p) : nullptr;
-    }();
-    return fn;
-}
+using common::tensor_map_encoder;  // the driver's cuTensorMapEncodeTiled (common/tensor_map.cuh)
 
 // A rows x cols row-major float matrix at `base` with a pitch of `ld` floats
 // (base 16-byte aligned, ld a multiple of 4: the TMA's rules), read in boxes
@@ -74,15 +58,7 @@ inline std::string tensor_map_2d(CUtensorMap* map, const float* base, int rows, 
 
 // ---- Device: TMA, descriptors, wgmma (sm_90a) --------------------------------
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// The box at column x, row y of `map` into shared memory at `dst` (1024-byte
-// aligned for the 128-byte swizzle); its bytes count down `bar`'s tx-count.
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-        ::"r"(common::smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y),
-        "r"(common::smem_address(bar))
-        : "memory");
-}
+using common::tma_load_2d;  // one box into shared memory (common/tensor_map.cuh)
 // Four floats into another block's shared memory (a shared::cluster address from
 // common::cluster_address: distributed shared memory).
 __device__ __forceinline__ void st_cluster_f4(unsigned addr, float x, float y, float z, float w) {
