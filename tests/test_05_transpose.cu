@@ -67,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(
         return std::get<0>(p.param) + "_" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
     });
 
-// A waived kernel (transposeBulkCopy before sm_90) is left out of the loops
+// A waived kernel (transposeBulkCopy and transposeTensorMap before sm_90) is left out of the loops
 // below, and is a failure where everything must run (REQUIRE_GPU on a 9.0 GPU).
 bool runs_here(const transpose::Kernel& k) {
     const std::string why = transpose::waived(k);
@@ -78,7 +78,7 @@ bool runs_here(const transpose::Kernel& k) {
 
 // ---- Pointers into the middle of an array ----------------------------------
 // The float4 kernels (copyVec4, transposeSwizzleVec4*, transposeSectorAligned)
-// and transposeBulkCopy need in and out on 16 bytes. A cudaMalloc'd buffer starts on 256 bytes, so
+// and transposeBulkCopy and transposeTensorMap need in and out on 16 bytes. A cudaMalloc'd buffer starts on 256 bytes, so
 // base + 1 float is 4 bytes off, base + 4 floats aligned again. Their launchers
 // check and run copyGmem or transposeSmemPadCoarse instead, saying so in the
 // launch column; every other kernel takes any float pointer as it is.
@@ -112,7 +112,7 @@ OffsetRun run_at(const transpose::Kernel& k, Shape s, int in_off, int out_off, u
 
 bool uses_float4(const std::string& name) {
     return name == "copyVec4" || name == "transposeSwizzleVec4" || name == "transposeSwizzleVec4ColGrid" ||
-           name == "transposeSectorAligned" || name == "transposeBulkCopy";
+           name == "transposeSectorAligned" || name == "transposeBulkCopy" || name == "transposeTensorMap";
 }
 
 TEST(TransposeAlignment, PointersIntoAnArrayMatchCpu) {
@@ -196,6 +196,22 @@ TEST(TransposePitfall, BulkCopyWithoutRowEndsIsCaughtAtOddRows) {
     for (Shape s : {Shape{777, 1000}, Shape{1030, 1022}, Shape{9, 130}, Shape{2051, 2053}}) {
         const common::Comparison c = run(bug, s, 4);
         EXPECT_FALSE(c.pass()) << "the dropped row ends at " << s.rows << "x" << s.cols << " went unnoticed";
+    }
+}
+
+// transposeTensorMap without the shift a_k of its row classes: map k's box
+// starts at the 16-byte boundary before column c0 of its rows, a_k floats
+// early. Where cols % 4 == 0 every a_k is 0 and the bug is invisible; odd
+// column counts must catch it.
+TEST(TransposePitfall, TensorMapWithoutRowShiftIsCaughtAtOddCols) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(transpose::waived_tensor_map(common::gpu()));
+    const transpose::Kernel bug{"tensorMapNoShift", false, transpose::launch_tensor_map<false>, ""};
+    for (Shape s : {Shape{1024, 1024}, Shape{1000, 64}, Shape{9, 4}, Shape{777, 1000}})
+        EXPECT_TRUE(run(bug, s, 5).pass()) << "cols % 4 == 0: " << s.rows << "x" << s.cols << " has no shift to forget";
+    for (Shape s : {Shape{1000, 777}, Shape{1022, 1030}, Shape{130, 9}, Shape{2053, 2051}}) {
+        const common::Comparison c = run(bug, s, 6);
+        EXPECT_FALSE(c.pass()) << "the forgotten shift at " << s.rows << "x" << s.cols << " went unnoticed";
     }
 }
 
@@ -293,6 +309,19 @@ TEST(TransposeCpu, BulkCopyIsWaivedBelow90) {
     tiny.smem_per_block = 16 * 1024;  // an explicit profile's 16 KiB block
     EXPECT_NE(transpose::bulk_copy_refusal(tiny).find("shared memory"), std::string::npos);
     EXPECT_NE(transpose::waived_sector_aligned(tiny).find("shared memory"), std::string::npos);
+}
+
+// transposeTensorMap's limits, for every preset: tensor maps from 9.0 on, and
+// its 20 KiB of boxes. No CUDA call.
+TEST(TransposeCpu, TensorMapIsWaivedBelow90) {
+    for (const common::Gpu& g : testing_gpu::preset_gpus()) {
+        const std::string why = transpose::tensor_map_refusal(g);
+        EXPECT_EQ(why.empty(), g.has(90)) << g.profile << ": " << why;
+        if (!g.has(90)) EXPECT_NE(why.find("needs sm_90"), std::string::npos) << g.profile << ": " << why;
+    }
+    common::Gpu tiny = common::gpu_of(testing_gpu::preset_named("h100"));
+    tiny.smem_per_block = 16 * 1024;  // an explicit profile's 16 KiB block
+    EXPECT_NE(transpose::tensor_map_refusal(tiny).find("shared memory"), std::string::npos);
 }
 
 // What the float4 launchers check before launching (host logic: the made-up

@@ -2,7 +2,8 @@
 // for more shared memory than the preset gives one block. Every tile here is a
 // static __shared__ array (no dynamic shared memory, nothing the host sizes),
 // all of them small enough for every preset's block: every kernel must fit
-// every preset (transposeBulkCopy, waived below 9.0 for its capability, too).
+// every preset (transposeBulkCopy and transposeTensorMap, waived below 9.0 for
+// their capability, too).
 // Only the compiled code knows a static size, so the test reads it on the GPU
 // (cudaFuncGetAttributes).
 #include <string>
@@ -36,6 +37,8 @@ std::vector<KernelLaunch> launches_of(const std::string& name) {
         return {kernel_launch(transposeSwizzleVec4<true>), kernel_launch(transposeSmemPadCoarse)};
     if (name == "transposeSectorAligned") return {kernel_launch(transposeSectorAligned)};
     if (name == "transposeBulkCopy") return {kernel_launch(transposeBulkCopy<true>), kernel_launch(transposeSmemPadCoarse)};
+    if (name == "transposeTensorMap")
+        return {kernel_launch(transposeTensorMap<true>), kernel_launch(transposeSmemPadCoarse)};
     return {};
 }
 
