@@ -250,20 +250,28 @@ TEST(Exchange, NarrowCountersWrapExactly) {
 }
 
 // The planted bug: the pipeline's drain left out (the last round is staged but
-// never counted). Right only where there is no round at all (n < 4).
+// never counted). Right only where there is no round at all (n < 4). The bug
+// is planted in the 32-bit, one-group kernel of a cluster of 4, so the plan
+// must be that kernel's: 16383 bins (4096 32-bit counters a block, 83 KiB with
+// the staging buffers) fit every preset with clusters (a plan with 16-bit
+// counters or groups sizes shared memory for another kernel: with 131071 bins,
+// GPU_PROFILE=rtx5090's 99 KiB block took 16-bit counters, and the planted
+// 32-bit kernel wrote past them).
 TEST(ExchangeBroken, ALostLastRoundIsCaught) {
     SKIP_WITHOUT_CC(90, "thread-block clusters");
     const common::Gpu& g = common::gpu();
-    Plan p = make_plan(exchange(), 131071, g, 4);
+    constexpr int kBins = 16383;
+    Plan p = make_plan(exchange(), kBins, g, 4);
     ASSERT_TRUE(p.ok) << p.why_not;
+    ASSERT_EQ(p.cluster_kernel, exchange_kernel(4, false, true)) << "not the 32-bit one-group plan: " << p.describe();
     p.cluster_kernel = clusterHistExchange<2, false, true, kExScanFloor, ExchangeBug::NoLastRound>;
     ASSERT_GE(active_clusters(p.cluster_kernel, 4, p.smem, g, kExThreads), 1);
     for (int64_t n : {int64_t(3), int64_t(1000003)}) {
         std::vector<int> in;
         std::vector<unsigned> ref;
-        make_samples(in, size_t(n), 131071, false, 0.01, 5);
-        histogram_cpu(in.data(), size_t(n), 131071, ref);
-        const bool pass = run_exchange(p, in, ref, 131071).pass();
+        make_samples(in, size_t(n), kBins, false, 0.01, 5);
+        histogram_cpu(in.data(), size_t(n), kBins, ref);
+        const bool pass = run_exchange(p, in, ref, kBins).pass();
         if (n < 4) EXPECT_TRUE(pass) << "no round: nothing to lose";
         else EXPECT_FALSE(pass) << "the lost last round must be caught at n = " << n;
     }
