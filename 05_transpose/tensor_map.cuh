@@ -21,14 +21,15 @@
 // whatever lies outside the map (beyond the last row or column, above row 0)
 // with zeros, so the kernel tests no bounds on the load side.
 //
-// The copy engine reads a box from a 16-byte boundary only (a box that
-// starts a_k floats past one stops the kernel: illegal instruction, measured
-// on the H200), so box k starts at column c0 of map k, which is column
-// c0 - a_k of its rows, and is 68 floats wide (a multiple of 16 bytes, as a
-// box's rows must be) to reach column c0 + 63 whatever a_k is.
+// The copy engine reads a box from a 16-byte boundary only (boxes that
+// started a_k floats past one stopped the kernel with an illegal instruction
+// at every shape with cols % 4 != 0, on the H200), so box k starts at column
+// c0 of map k, which is column c0 - a_k of its rows, and is 68 floats wide
+// (a multiple of 16 bytes, as a box's rows must be) to reach column c0 + 63
+// whatever a_k is.
 //
 // Shared memory: the four boxes one after another, each starting on 128
-// bytes as the copy engine requires; input row top + 4i + k, column c0 + c
+// bytes (as TMA tiles are everywhere in this repository); input row top + 4i + k, column c0 + c
 // is at tile[box k][i][c + a_k]. The store side reads 4 floats down a
 // column: for one output row (lane jj), lanes t = 0..7 read 8 consecutive
 // rows of one box, 68 floats = 4 banks apart, 8 different banks. Where
