@@ -382,8 +382,10 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         // sgemm3xTf32 (step 16): A split by a pre-pass or in the kernel, x split-K.
         if (matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")).empty()) {
             const matmul::Pick3xTf32 pick = matmul::pick_3xtf32(dA.get(), s.m, s.n, s.k, common::gpu());
-            std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)%s\n",
-                        pick.strip ? (", the last " + std::to_string(pick.strip) + " row(s) as a strip").c_str() : "");
+            std::printf("sgemm3xTf32: %% of cublasSgemm by where A is split x split-K (* = the launcher's pick)%s%s\n",
+                        pick.strip ? (", the last " + std::to_string(pick.strip) + " row(s) as a strip").c_str() : "",
+                        pick.col_strip ? (", the last " + std::to_string(pick.col_strip) + " column(s) as a strip").c_str()
+                                       : "");
             for (bool in_kernel : {false, true}) {
                 std::printf("%-16s", in_kernel ? "A in kernel" : "A pre-pass");
                 for (int z : matmul::kSplitFactors) {
@@ -393,8 +395,10 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                     }
                     measure([&] {
                         matmul::with_row_strip(pick.strip, a, b, c, s.m, s.n, s.k, [&](int m) {
-                            return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(a, b, c, m, s.n, s.k, z,
-                                                                                   common::gpu().sms, in_kernel);
+                            return matmul::with_col_strip(pick.col_strip, a, b, c, m, s.n, s.k, [&](int n) {
+                                return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                    a, b, c, m, n, s.k, z, common::gpu().sms, in_kernel, true, s.n);
+                            });
                         });
                     }, in_kernel == pick.a_in_kernel && z == pick.plan.splits,
                             std::string("sgemm3xTf32 splitK ") + std::to_string(z), matmul::Math::Tf32x3);

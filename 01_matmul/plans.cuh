@@ -12,8 +12,9 @@
 //   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16),
 //                            a split's second pass priced in time (with_split_pass)
 //   split_a_in_kernel()      where 3xTF32 (step 16) splits A: a pre-pass or in the kernel
-//   pick_3xtf32()            step 16's plan, where it splits A, and whether C's last rows go to a
-//                            strip (row_strip.cuh; sgemmAutotuned times the strip instead)
+//   pick_3xtf32()            step 16's plan, where it splits A, and whether C's last rows and last
+//                            columns go to strips (row_strip.cuh; sgemmAutotuned times the row
+//                            strip instead)
 //
 // Every plan is picked from what fits: a configuration whose shared memory
 // exceeds what one block may have is never a candidate, and blocks per SM
@@ -442,39 +443,58 @@ inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_ali
     const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
     return pre_pass - padding > kSplitInKernelCost * product;
 }
-// A row strip (row_strip.cuh) reads B once at the DRAM rate, in a launch of its own.
+// A row strip (row_strip.cuh) reads B once at the DRAM rate, in a launch of
+// its own; a column strip reads A once (and a sliced one adds its slices in a
+// second launch, a few microseconds: not priced).
 inline double strip_seconds(int N, int K) {
     return double(K) * N * sizeof(float) / kDramBytesPerSecond + kSecondPassLaunchSeconds;
 }
 // What launch_sgemm3xTf32 runs for A (M x K): the plan (split-K) of the
-// tiled rows, where A is split, and the rows left to a strip: strip_rows(M)
-// where the modelled time of the tiles on the other rows plus the strip's is
-// less than the tiles' on all M rows (--tune marks the same pick).
+// tiles, where A is split, and the rows and columns of C left to strips:
+// none, the last strip_rows(M) rows, the last strip_cols(N) columns (of the
+// other rows), or both, whichever the model says takes least time, the tiles
+// on what is left plus the strips (--tune marks the same pick). Both at once
+// can pay where neither alone does: 1025^3 leaves 1024^3 to the tiles, 64 of
+// them, which split-K 2 makes 128 blocks on 132 SMs. A column strip may not
+// take slices of K away from the tiles: fewer slices are longer fp32 sums in
+// each block, and the error grows (1021 x 1031 x 16381 with a 7-column strip
+// went from split-K 16 to 2 and its max error from 0.69 to 1.21 x cuBLAS
+// fp32's, measured on the H200; the model prices time only). The row strip
+// keeps the rule it was measured with (2049 x 2047 x 2051: split-K 2 to 1,
+// error 0.29 x cuBLAS fp32's).
 struct Pick3xTf32 {
     Tf32Plan plan;
     bool a_in_kernel;
-    int strip;
+    int strip;      // last rows of C: sgemmRowStrip
+    int col_strip;  // last columns of C's other rows: sgemmColStrip
 };
 inline Pick3xTf32 pick_3xtf32(const float* A, int M, int N, int K, const common::Gpu& g) {
     constexpr double peer = kTf32FlopsPerSecond / 3;
-    Tf32Plan p = plan_3xtf32(M, N, K, g);
-    int strip = p.score > 0 ? strip_rows(M) : 0;
-    if (strip > 0) {
-        const Tf32Plan body = plan_3xtf32(M - strip, N, K, g);
-        const double tiles_only = 2.0 * M * N * K / (p.score * peer);
-        const double with_strip = 2.0 * (M - strip) * N * K / (body.score * peer) + strip_seconds(N, K);
-        if (with_strip < tiles_only)
-            p = body;
-        else
-            strip = 0;
+    const Tf32Plan whole = plan_3xtf32(M, N, K, g);
+    Pick3xTf32 best{whole, false, 0, 0};
+    if (whole.score > 0) {
+        double best_s = 2.0 * M * N * K / (whole.score * peer);
+        for (int r : {0, strip_rows(M)})
+            for (int c : {0, strip_cols(N)}) {
+                if (r == 0 && c == 0) continue;
+                const Tf32Plan body = plan_3xtf32(M - r, N - c, K, g);
+                if (body.score <= 0 || (c > 0 && body.splits < whole.splits)) continue;
+                const double s = 2.0 * (M - r) * (N - c) * K / (body.score * peer) + (r ? strip_seconds(N, K) : 0) +
+                                 (c ? strip_seconds(M - r, K) : 0);
+                if (s < best_s) best_s = s, best = {body, false, r, c};
+            }
     }
-    return {p, split_a_in_kernel(M - strip, N, K, p, rows16(A, K)), strip};
+    best.a_in_kernel = split_a_in_kernel(M - best.strip, N - best.col_strip, K, best.plan, rows16(A, K));
+    return best;
 }
 inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
     const common::Gpu& g = common::gpu();
     const Pick3xTf32 pick = pick_3xtf32(A, M, N, K, g);
     return with_row_strip(pick.strip, A, B, C, M, N, K, [&](int m) {
-        return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, m, N, K, pick.plan.splits, g.sms, pick.a_in_kernel);
+        return with_col_strip(pick.col_strip, A, B, C, m, N, K, [&](int n) {
+            return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, m, n, K, pick.plan.splits, g.sms, pick.a_in_kernel,
+                                                       true, N);
+        });
     });
 }
 

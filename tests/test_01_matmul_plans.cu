@@ -202,6 +202,29 @@ TEST(MatmulPlan, StripsTakeAFewRowsPastTheTiles) {
         EXPECT_EQ(matmul::pick_3xtf32(nullptr, s.m, s.n, s.k, g).strip, 0) << name_of(s);
 }
 
+// The same rule on N (step 16e): 3xTF32 leaves the last 1..16 columns to a
+// column strip where its tiles would spend a whole tile column on them
+// (1025^3: 81 tiles of 128 x 128 on 132 SMs, against 64 and split-K 2), not
+// where the columns fill their tiles, and not where the tiles left would
+// take fewer slices of K (longer sums: 1031 x 2053 x 4099, split-K 3 without
+// strips, 1 with them; 1021 x 1031 x 16381, 16 and 2).
+TEST(MatmulPlan, ColumnStripsTakeAFewColumnsPastTheTiles) {
+    EXPECT_EQ(matmul::strip_cols(1025), 1);
+    EXPECT_EQ(matmul::strip_cols(2053), 5);
+    for (int n : {1, 16, 128, 2047, 4096}) EXPECT_EQ(matmul::strip_cols(n), 0) << n;
+    const common::Gpu g = hopper();
+    const matmul::Pick3xTf32 p = matmul::pick_3xtf32(nullptr, 1025, 1025, 1025, g);
+    EXPECT_EQ(p.col_strip, 1);
+    EXPECT_EQ(p.strip, 1);
+    EXPECT_EQ(p.plan.splits, 2);
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{2049, 2047, 2051}, Shape{129, 65, 33}, Shape{1031, 2053, 4099},
+                    Shape{1021, 1031, 16381}}) {
+        const matmul::Pick3xTf32 q = matmul::pick_3xtf32(nullptr, s.m, s.n, s.k, g);
+        EXPECT_EQ(q.col_strip, 0) << name_of(s);
+        if (q.strip == 0) EXPECT_EQ(q.plan.splits, matmul::plan_3xtf32(s.m, s.n, s.k, g).splits) << name_of(s);
+    }
+}
+
 // 3xTF32's split-K 2 runs in clusters of 2 that add the two sums in shared
 // memory (step 16d): no second pass to price, where the GPU has clusters and
 // the block's larger shared memory fits. Without them the pass is priced

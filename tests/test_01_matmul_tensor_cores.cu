@@ -173,6 +173,35 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastRowsAsAStrip) {
                              });
 }
 
+// 3xTF32 with the last columns of C as a fp32 strip (step 16e), and with both
+// strips: the tiles on the first n columns of B and C (pitch N), the strip on
+// the rest, sliced along K where K > 512; every way to sum split-K.
+TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastColumnsAsAStrip) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    for (Shape s : {Shape{64, 131, 65}, Shape{300, 261, 1000}, Shape{33, 144, 700}, Shape{263, 257, 300},
+                    Shape{129, 129, 2051}})
+        for (int splits : {1, 2, 3})
+            for (bool pair_sum : {true, false}) {
+                if (!pair_sum && splits != 2) continue;
+                for (bool in_kernel : {false, true})
+                    expect_exact(s,
+                                 "splitK " + std::to_string(splits) + (pair_sum ? "" : " no pair sum") +
+                                     (in_kernel ? " A split in kernel" : ""),
+                                 [&](const float* A, const float* B, float* C) {
+                                     return matmul::with_row_strip(
+                                         matmul::strip_rows(s.m), A, B, C, s.m, s.n, s.k, [&](int m) {
+                                             return matmul::with_col_strip(
+                                                 matmul::strip_cols(s.n), A, B, C, m, s.n, s.k, [&](int n) {
+                                                     return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                                         A, B, C, m, n, s.k, splits, 1 << 20, in_kernel, pair_sum,
+                                                         s.n);
+                                                 });
+                                         });
+                                 });
+            }
+}
+
 // What the TF32 launchers say they ran where the TMA's rules (16-byte aligned
 // bases, pitches a multiple of 16 bytes) need a padded copy.
 TEST(MatmulAlignment, TheTensorCoreLaunchersSayWhatTheyPadded) {

@@ -144,18 +144,20 @@ __device__ __forceinline__ void load_split_fragments(const float* b_box, const B
 
 // The accumulator to C: register 4 j + {0, 1, 2, 3} is C^T at rows (n, n,
 // n + 1, n + 1), columns (m, m + 1, m, m + 1) with m = 8 j + 2 t: two
-// 8-byte pairs (n, n + 1), at rows m and m + 1 of C. [J0, J1): the j's to
-// store (a pair-summing block stores half of them).
+// 8-byte pairs (n, n + 1), at rows m and m + 1 of C, whose rows are ldc
+// floats apart (N, or more where C's last columns are a strip's: then N is a
+// multiple of 128, even, so a pair never reaches past column N - 1). [J0,
+// J1): the j's to store (a pair-summing block stores half of them).
 template <class T, int J0 = 0, int J1 = T::BM / 8>
-__device__ __forceinline__ void store_ct(float* C, const float (&acc)[T::ACC], int m0, int n, int M, int N) {
-    const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+__device__ __forceinline__ void store_ct(float* C, const float (&acc)[T::ACC], int m0, int n, int M, int N, int ldc) {
+    const bool pairs = ldc % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 #pragma unroll
     for (int j = J0; j < J1; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int m = m0 + 8 * j + h;
             if (m >= M || n >= N) continue;
-            float* p = C + size_t(m) * N + n;
+            float* p = C + size_t(m) * ldc + n;
             if (pairs) {
                 *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + h], acc[4 * j + 2 + h]);
             } else {
@@ -219,11 +221,12 @@ __device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
 // ---- The kernel ------------------------------------------------------------
 // tma_a_big maps A_big (the pre-pass's) or, with kSplitInKernel, A itself;
 // tma_a_small maps A_small (unused with kSplitInKernel). kPairSum: launched
-// in clusters of 2 along y with two slices of K, summed in the cluster.
+// in clusters of 2 along y with two slices of K, summed in the cluster. C:
+// M x N, rows ldc floats apart; split-K's partial slices: M x N, contiguous.
 template <class T, bool kSplitInKernel, bool kPairSum = false>
 __global__ void __launch_bounds__(T::THREADS, 1)
 sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant__ CUtensorMap tma_a_small,
-            const __grid_constant__ CUtensorMap tma_b, float* __restrict__ C, int M, int N, int K, int k_split,
+            const __grid_constant__ CUtensorMap tma_b, float* __restrict__ C, int M, int N, int ldc, int K, int k_split,
             float* __restrict__ partial) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t smem_raw[];
@@ -335,13 +338,16 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
                 const int c = threadIdx.x - 128;  // 0 .. 255: this consumer thread
                 if (blockIdx.y == 0) {
                     pair_sum<T, 0>(sum, pair, round, c);
-                    store_ct<T, 0, T::BM / 16>(C, sum, bm + 2 * t, bn + rows.n(), M, N);
+                    store_ct<T, 0, T::BM / 16>(C, sum, bm + 2 * t, bn + rows.n(), M, N, ldc);
                 } else {
                     pair_sum<T, 1>(sum, pair, round, c);
-                    store_ct<T, T::BM / 16, T::BM / 8>(C, sum, bm + 2 * t, bn + rows.n(), M, N);
+                    store_ct<T, T::BM / 16, T::BM / 8>(C, sum, bm + 2 * t, bn + rows.n(), M, N, ldc);
                 }
             } else {
-                store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, sum, bm + 2 * t, bn + rows.n(), M, N);
+                if (partial)
+                    store_ct<T>(partial + size_t(blockIdx.y) * M * N, sum, bm + 2 * t, bn + rows.n(), M, N, N);
+                else
+                    store_ct<T>(C, sum, bm + 2 * t, bn + rows.n(), M, N, ldc);
             }
         }
     }
@@ -352,7 +358,8 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         common::cluster_sync_all();
     }
 #else
-    (void)tma_a_big, (void)tma_a_small, (void)tma_b, (void)C, (void)M, (void)N, (void)K, (void)k_split, (void)partial;  // waived
+    (void)tma_a_big, (void)tma_a_small, (void)tma_b, (void)C, (void)M, (void)N, (void)ldc, (void)K, (void)k_split,
+        (void)partial;  // waived
 #endif
 }
 
@@ -372,10 +379,13 @@ std::string pair_sum_refusal(const common::Gpu& g = common::gpu()) {
 // them, or with 2 slices the two blocks of a cluster add them (pair_sum, where
 // pair_sum_refusal() is "" and `pair_sum` allows it); at most max_blocks
 // blocks along x (one per SM: plans.cuh), each walking tiles; A split by a
-// pre-pass, or in the kernel (split_a_in_kernel).
+// pre-pass, or in the kernel (split_a_in_kernel). ld > N: the product of the
+// first N columns of B and C, whose rows are ld floats long (the rest is a
+// column strip's: row_strip.cuh); 0: N.
 template <class T>
 std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
-                                    int max_blocks, bool split_a_in_kernel = false, bool pair_sum = true) {
+                                    int max_blocks, bool split_a_in_kernel = false, bool pair_sum = true, int ld = 0) {
+    if (ld == 0) ld = N;
     // FLOAT32 maps: A's halves are TF32 already, and the low bits of A (split in the kernel) and B are needed.
     constexpr CUtensorMapDataType bits = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     const int k_tiles = common::ceil_div(K, T::BK);
@@ -405,7 +415,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
                    tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits);
         a_what = " A split";
     }
-    const PreparedB pb = prepare_b(B, N, K, true);
+    const PreparedB pb = prepare_b(B, ld, K, true);
     unmapped += tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK, bits);
     if (!unmapped.empty()) return "not launched: " + unmapped;
     const size_t mn = size_t(M) * N;
@@ -414,18 +424,18 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
     if (pair_sum) {
         const common::ClusterLaunch l(grid, T::THREADS, smem, dim3(1, 2));
-        CHECK(cudaLaunchKernelEx(&l.cfg, kernel, m_big, m_small, mb, C, M, N, K, k_split, partial));
+        CHECK(cudaLaunchKernelEx(&l.cfg, kernel, m_big, m_small, mb, C, M, N, ld, K, k_split, partial));
     } else {
-        kernel<<<grid, T::THREADS, smem>>>(m_big, m_small, mb, C, M, N, K, k_split, partial);
+        kernel<<<grid, T::THREADS, smem>>>(m_big, m_small, mb, C, M, N, ld, K, k_split, partial);
     }
     CHECK_LAUNCH();
     if (partial) {
-        splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits);
+        splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits, N, ld);
         CHECK_LAUNCH();
     }
     return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
            (pair_sum ? " summed in clusters of 2" : "") + " persistent P" + std::to_string(grid.x) + a_what +
-           c_pairs_what(C, N) + pb.what;
+           c_pairs_what(C, ld) + pb.what;
 }
 
 }  // namespace matmul

@@ -49,7 +49,8 @@ inline int grid_stride_blocks(size_t n, int threads) {
 // (checked, untimed) launch and kept, so no timed launch calls cudaMalloc.
 // Split-K partials stay under kSplitKScratchMaxBytes (max_splits_in_scratch):
 // the autotuner cannot grow them to 8 x M x N floats and keep that all run.
-enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kStripPartials, kScratchKinds };
+enum Scratch { kSplitKPartials, kPaddedB, kStreamKPartials, kPaddedA, kSplitA, kStripPartials, kColStripPartials,
+               kScratchKinds };
 constexpr size_t kSplitKScratchMaxBytes = size_t(256) << 20;  // 256 MiB: 4 slices of a 4096^2 C
 struct ScratchBuffers {
     float* p[kScratchKinds] = {};
@@ -138,11 +139,14 @@ inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which
 }
 
 // Split-K's second step: C = sum over the splits of their partial results.
-__global__ void splitKReduce(const float* __restrict__ partial, float* __restrict__ C, size_t mn, int splits) {
+// The slices hold m x n results each, contiguous; C's rows are ldc floats
+// apart (ldc = n but where C's last columns are a strip's: 16_sgemm3xTf32).
+__global__ void splitKReduce(const float* __restrict__ partial, float* __restrict__ C, size_t mn, int splits,
+                             int n = 0, int ldc = 0) {
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
         float s = partial[i];
         for (int z = 1; z < splits; ++z) s += partial[size_t(z) * mn + i];
-        C[i] = s;
+        C[n == ldc ? i : i / n * ldc + i % n] = s;
     }
 }
 

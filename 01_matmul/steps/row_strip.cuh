@@ -1,4 +1,5 @@
-// The last few rows of C as a product of their own (steps 10 and 16). Where M
+// The last few rows of C as a product of their own (steps 10 and 16), and the
+// last few columns (step 16e: sgemmColStrip, below). Where M
 // is a few rows past a multiple of the tile height (2049 = 16 x 128 + 1), the
 // tiled kernels spend a whole tile row, 1/16 of the product at 2048, on those
 // rows. A product of r <= kStripMaxRows rows reads B once and does r
@@ -157,6 +158,93 @@ std::string with_row_strip(int strip, const float* A, const float* B, float* C, 
     const int m = M - strip;
     const std::string what = body(m);
     return what + launch_row_strip(A + size_t(m) * K, B, C + size_t(m) * N, strip, N, K);
+}
+
+// ---- The last few columns (step 16e) ----------------------------------------
+// Where N is a few columns past a multiple of the tile width (1025 = 8 x 128
+// + 1), the tiled kernels spend a whole tile column on them. A product of
+// c <= kStripMaxRows columns reads A once and does c multiply-adds per
+// element of A: C (M x c, pitch ldc) = A (M x K, pitch K) B (K x c, pitch ldb).
+constexpr int kColStripWarps = 16;  // a block's warps take one row of A each ...
+constexpr int kColStripK = 512;     // ... over one slice of k, whose rows of B the block stages
+
+// Columns of N that a strip takes: the rule of strip_rows, on N.
+inline int strip_cols(int N) { return strip_rows(N); }
+
+// Block (x, y) takes rows x kColStripWarps + w (warp w) and k in
+// [y kColStripK, (y + 1) kColStripK); lane l multiplies k = l, l + 32, ...
+// of its row by the slice's c columns of B (staged as b[j][k]: the lanes
+// read consecutive k, 32 banks), then the warp adds its lanes' sums
+// (shuffles). One slice writes C; more write partial sums (M x c each) that
+// colStripReduce adds in slice order: the same bits on every run.
+template <int R>
+__global__ void __launch_bounds__(kColStripWarps * 32)
+    sgemmColStrip(const float* __restrict__ A, const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
+                  float* __restrict__ partial, int M, int c, int K) {
+    __shared__ float b[R][kColStripK + 1];  // +1: the staging writes (c floats of a row, then the next row) spread
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int k0 = blockIdx.y * kColStripK, kn = min(kColStripK, K - k0);
+    for (int i = threadIdx.x; i < R * kColStripK; i += blockDim.x) {
+        const int k = i / R, j = i % R;
+        b[j][k] = k < kn && j < c ? B[size_t(k0 + k) * ldb + j] : 0.0f;
+    }
+    __syncthreads();
+    const int m = blockIdx.x * kColStripWarps + warp;
+    if (m >= M) return;
+    const float* a = A + size_t(m) * K + k0;
+    float acc[R] = {};
+#pragma unroll 4
+    for (int k = lane; k < kn; k += 32) {
+        const float v = __ldg(a + k);
+#pragma unroll
+        for (int j = 0; j < R; ++j) acc[j] = fmaf(v, b[j][k], acc[j]);
+    }
+    float mine = 0.0f;  // lane j keeps column j's sum (a constant index keeps acc in registers)
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+        if (lane == j) mine = acc[j];
+    }
+    if (lane >= c) return;
+    if (gridDim.y == 1) C[size_t(m) * ldc + lane] = mine;
+    else partial[(size_t(blockIdx.y) * M + m) * c + lane] = mine;
+}
+
+// C (M x c, pitch ldc) = the sum of the strip's `slices` partial sums, in slice order.
+__global__ void colStripReduce(const float* __restrict__ partial, float* __restrict__ C, int ldc, int M, int c,
+                               int slices) {
+    const size_t mc = size_t(M) * c;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mc; i += size_t(gridDim.x) * blockDim.x) {
+        float s = partial[i];
+        for (int y = 1; y < slices; ++y) s += partial[size_t(y) * mc + i];
+        C[i / c * ldc + i % c] = s;
+    }
+}
+
+// C's last c columns (pitch N) = A (M x K) times B's last c columns (pitch N).
+inline std::string launch_col_strip(const float* A, const float* B, float* C, int M, int N, int K, int c) {
+    const auto kernel = c == 1 ? sgemmColStrip<1> : c == 2 ? sgemmColStrip<2> : c <= 4 ? sgemmColStrip<4>
+                      : c <= 8 ? sgemmColStrip<8> : sgemmColStrip<16>;
+    const dim3 grid(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK));
+    float* partial = grid.y > 1 ? scratch(kColStripPartials, size_t(grid.y) * M * c) : nullptr;
+    kernel<<<grid, kColStripWarps * 32>>>(A, B + (N - c), N, C + (N - c), N, partial, M, c, K);
+    CHECK_LAUNCH();
+    if (partial) {
+        colStripReduce<<<grid_stride_blocks(size_t(M) * c, 256), 256>>>(partial, C + (N - c), N, M, c, int(grid.y));
+        CHECK_LAUNCH();
+    }
+    return " + " + std::to_string(c) + "-column strip";
+}
+
+// body(n) runs the tiled product on the first n columns (C's pitch stays N)
+// and returns its launch column; with strip > 0 the last `strip` columns go
+// to sgemmColStrip.
+template <class Body>
+std::string with_col_strip(int strip, const float* A, const float* B, float* C, int M, int N, int K, Body&& body) {
+    if (strip == 0) return body(N);
+    const std::string what = body(N - strip);
+    return what + launch_col_strip(A, B, C, M, N, K, strip);
 }
 
 }  // namespace matmul
