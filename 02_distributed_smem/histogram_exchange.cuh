@@ -266,15 +266,14 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
 
     // The samples before the first 16-byte boundary and after the last whole
     // int4 (at most 3 + 3): straight into global memory, by the grid's first block.
-    const size_t head = min(size_t((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / 4, n);
-    const size_t n4 = (n - head) / 4;
-    const size_t tail = head + n4 * 4;
+    const Int4Split split = split_int4(in, n);  // (not structured bindings: lambdas below capture n4 and body)
+    const size_t head = split.head, n4 = split.n4, tail = split.tail;
+    const int4* body = split.body;
     if (blockIdx.x == 0 && tid < 6) {
         const size_t i = tid < 3 ? tid : tail + (tid - 3);
         if (tid < 3 ? i < head : i < n) atomicAdd(hist + bin_of(__ldg(in + i), num_bins), 1u);
     }
 
-    const int4* body = reinterpret_cast<const int4*>(in + head);
     // Round r reads the kRoundSlices slices from `start` on; block me slices
     // kExTileSlices me .. + kExTileSlices - 1 of them. One group: the starts
     // are claimed (rank 0 claims round r + 3 during round r; every block reads
@@ -521,9 +520,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
 __global__ void __launch_bounds__(kExThreads)
 histShareAtomics(const int* __restrict__ in, size_t n, unsigned* __restrict__ hist, int num_bins) {
     __shared__ unsigned claimed[2];
-    const size_t head = min(size_t((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / 4, n);
-    const size_t n4 = (n - head) / 4, total = (n4 + kExSliceVecs - 1) / kExSliceVecs;
-    const int4* body = reinterpret_cast<const int4*>(in + head);
+    const Int4Split split = split_int4(in, n);
+    const size_t n4 = split.n4, total = (n4 + kExSliceVecs - 1) / kExSliceVecs;
+    const int4* body = split.body;
     if (threadIdx.x == 0) claimed[0] = atomicAdd(&g_exchange_claims, 1u);
     __syncthreads();
     for (int k = 0;; ++k) {

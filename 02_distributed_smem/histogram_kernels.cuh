@@ -36,6 +36,19 @@ constexpr int64_t kMaxSamples = 4294967295ll;  // 2^32 - 1: a 32-bit counter can
 // The seed's clamp: out-of-range values count in the first or last bin.
 __host__ __device__ __forceinline__ int bin_of(int v, int num_bins) { return v < 0 ? 0 : (v >= num_bins ? num_bins - 1 : v); }
 
+// n ints read as int4 where they can be: the `head` ints before the first
+// 16-byte boundary (at most 3, at most n), then n4 whole int4s (`body`), then
+// the ints from `tail` to n (at most 3).
+struct Int4Split {
+    size_t head, n4, tail;
+    const int4* body;
+};
+__host__ __device__ inline Int4Split split_int4(const int* in, size_t n) {
+    const size_t mis = ((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / 4;
+    const size_t head = mis < n ? mis : n, n4 = (n - head) / 4;
+    return {head, n4, head + n4 * 4, reinterpret_cast<const int4*>(in + head)};
+}
+
 // ---------------------------------------------------------------------------
 // 1. Global atomics only: the baseline every privatized histogram beats.
 // ---------------------------------------------------------------------------
@@ -206,11 +219,7 @@ clusterHistFastT(const int* __restrict__ in, size_t n, unsigned* __restrict__ hi
         __syncthreads();
 #endif
         // Samples before the first 16-byte boundary, then int4s, then the tail.
-        const size_t mis = ((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / 4;
-        const size_t head = mis < n ? mis : n;
-        const size_t n4 = (n - head) / 4;
-        const size_t tail = head + n4 * 4;
-        const int4* in4 = reinterpret_cast<const int4*>(in + head);
+        const auto [head, n4, tail, in4] = split_int4(in, n);
         const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
         // Warp-uniform loop bounds (every lane runs every iteration: __match_any_sync needs them all).
         const size_t wstride = size_t(parts) * warps * 32;

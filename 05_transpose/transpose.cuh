@@ -501,13 +501,19 @@ std::string launch_vec4(const float* in, float* out, int rows, int cols) {
     return common::launch_string(grid, block);
 }
 
-// Grid down tile columns; one more tile row when the windows start up to 7 early.
+// The grid of the sector-aligned tiles (transposeSectorAligned, and the bulk
+// copy and tensor map kernels after it): down tile columns, with one more tile
+// row when the windows start up to halo - 1 rows early (rows % 8 != 0).
+inline dim3 sector_aligned_grid(int rows, int cols, int tile, int halo) {
+    const int span = rows + ((rows & 7) ? halo - 1 : 0);
+    return dim3(unsigned(common::ceil_div(span, tile)), unsigned(common::ceil_div(cols, tile)));
+}
+
 // Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says so.
 inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
     const std::string why = pointer_refusal(in, out);
     if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
-    const int span = rows + ((rows & 7) ? kAlignedHalo - 1 : 0);
-    const dim3 block(kAlignedThreads), grid(common::ceil_div(span, kAlignedTile), common::ceil_div(cols, kAlignedTile));
+    const dim3 block(kAlignedThreads), grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
     transposeSectorAligned<<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
     return common::launch_string(grid, block);
@@ -539,8 +545,7 @@ template <bool kEdges = true>
 std::string launch_bulk_copy(const float* in, float* out, int rows, int cols) {
     const std::string why = pointer_refusal(in, out);
     if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
-    const int span = rows + ((rows & 7) ? kBulkHalo - 1 : 0);
-    const dim3 block(kBulkThreads), grid(common::ceil_div(span, kBulkTile), common::ceil_div(cols, kBulkTile));
+    const dim3 block(kBulkThreads), grid = sector_aligned_grid(rows, cols, kBulkTile, kBulkHalo);
     transposeBulkCopy<kEdges><<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
     return common::launch_string(grid, block);
@@ -570,8 +575,7 @@ std::string launch_tensor_map(const float* in, float* out, int rows, int cols) {
     InputRowClasses maps;
     why = input_row_classes(&maps, in, rows, cols);
     if (!why.empty()) return "not launched: " + why;  // the output stays poisoned: the check fails
-    const int span = rows + ((rows & 7) ? kMapHalo - 1 : 0);
-    const dim3 block(kMapThreads), grid(common::ceil_div(span, kMapTile), common::ceil_div(cols, kMapTile));
+    const dim3 block(kMapThreads), grid = sector_aligned_grid(rows, cols, kMapTile, kMapHalo);
     transposeTensorMap<kShift><<<grid, block>>>(maps, out, rows, cols);
     CHECK_LAUNCH();
     return common::launch_string(grid, block) + " + 4 tensor maps";

@@ -145,12 +145,13 @@ __device__ __forceinline__ void load_split_fragments(const float* b_box, const B
 // The accumulator to C: register 4 j + {0, 1, 2, 3} is C^T at rows (n, n,
 // n + 1, n + 1), columns (m, m + 1, m, m + 1) with m = 8 j + 2 t: two
 // 8-byte pairs (n, n + 1), at rows m and m + 1 of C, whose rows are ldc
-// floats apart (N, or more where C's last columns are a strip's: then N is a
-// multiple of 128, even, so a pair never reaches past column N - 1). [J0,
-// J1): the j's to store (a pair-summing block stores half of them).
+// floats apart (N, or more where C's last columns are a strip's). Pairs
+// only where N and ldc are even (n is even: a pair never reaches past
+// column N - 1) and C is 8-byte aligned. [J0, J1): the j's to store (a
+// pair-summing block stores half of them).
 template <class T, int J0 = 0, int J1 = T::BM / 8>
 __device__ __forceinline__ void store_ct(float* C, const float (&acc)[T::ACC], int m0, int n, int M, int N, int ldc) {
-    const bool pairs = ldc % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+    const bool pairs = N % 2 == 0 && ldc % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 #pragma unroll
     for (int j = J0; j < J1; ++j)
 #pragma unroll

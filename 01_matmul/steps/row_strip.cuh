@@ -176,7 +176,8 @@ inline int strip_cols(int N) { return strip_rows(N); }
 // of its row by the slice's c columns of B (staged as b[j][k]: the lanes
 // read consecutive k, 32 banks), then the warp adds its lanes' sums
 // (shuffles). One slice writes C; more write partial sums (M x c each) that
-// colStripReduce adds in slice order: the same bits on every run.
+// splitKReduce (operands.cuh, with C's pitch) adds in slice order: the same
+// bits on every run.
 template <int R>
 __global__ void __launch_bounds__(kColStripWarps * 32)
     sgemmColStrip(const float* __restrict__ A, const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
@@ -211,17 +212,6 @@ __global__ void __launch_bounds__(kColStripWarps * 32)
     else partial[(size_t(blockIdx.y) * M + m) * c + lane] = mine;
 }
 
-// C (M x c, pitch ldc) = the sum of the strip's `slices` partial sums, in slice order.
-__global__ void colStripReduce(const float* __restrict__ partial, float* __restrict__ C, int ldc, int M, int c,
-                               int slices) {
-    const size_t mc = size_t(M) * c;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mc; i += size_t(gridDim.x) * blockDim.x) {
-        float s = partial[i];
-        for (int y = 1; y < slices; ++y) s += partial[size_t(y) * mc + i];
-        C[i / c * ldc + i % c] = s;
-    }
-}
-
 // C's last c columns (pitch N) = A (M x K) times B's last c columns (pitch N).
 inline std::string launch_col_strip(const float* A, const float* B, float* C, int M, int N, int K, int c) {
     const auto kernel = c == 1 ? sgemmColStrip<1> : c == 2 ? sgemmColStrip<2> : c <= 4 ? sgemmColStrip<4>
@@ -231,7 +221,9 @@ inline std::string launch_col_strip(const float* A, const float* B, float* C, in
     kernel<<<grid, kColStripWarps * 32>>>(A, B + (N - c), N, C + (N - c), N, partial, M, c, K);
     CHECK_LAUNCH();
     if (partial) {
-        colStripReduce<<<grid_stride_blocks(size_t(M) * c, 256), 256>>>(partial, C + (N - c), N, M, c, int(grid.y));
+        // The slices are M x c each: splitKReduce with rows of c floats, N apart in C.
+        splitKReduce<<<grid_stride_blocks(size_t(M) * c, 256), 256>>>(partial, C + (N - c), size_t(M) * c,
+                                                                      int(grid.y), c, N);
         CHECK_LAUNCH();
     }
     return " + " + std::to_string(c) + "-column strip";
