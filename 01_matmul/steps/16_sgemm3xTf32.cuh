@@ -94,17 +94,23 @@ struct BtRows {
     __device__ int offset(int k) const { return k * 32 + ((chunk ^ (k & 7)) << 2) + 2 * half; }
 };
 
-// A (rows x cols, pitch cols) -> big, small (pitch ld >= cols, zero-padded).
+// A (rows x cols, pitch cols) -> big, small (pitch ld >= cols, a multiple of
+// 4, zero-padded), a float4 of each at a time (operands.cuh's row pass).
 __global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, float* __restrict__ small, int rows,
                           int cols, int ld) {
-    const size_t total = size_t(rows) * ld;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
-        const int r = int(i / ld), c = int(i % ld);
-        const float x = c < cols ? A[size_t(r) * cols + c] : 0.0f;
-        const float b = __uint_as_float(to_tf32(x));
-        big[i] = b;
-        small[i] = __uint_as_float(to_tf32(x - b));
-    }
+    for_each_row_float4(rows, ld, [&](int r, int q) {
+        const float* a = A + size_t(r) * cols + 4 * q;
+        float hi[4], lo[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const float x = 4 * q + e < cols ? a[e] : 0.0f;
+            hi[e] = __uint_as_float(to_tf32(x));
+            lo[e] = __uint_as_float(to_tf32(x - hi[e]));
+        }
+        const size_t at = size_t(r) * ld + 4 * q;
+        *reinterpret_cast<float4*>(big + at) = make_float4(hi[0], hi[1], hi[2], hi[3]);
+        *reinterpret_cast<float4*>(small + at) = make_float4(lo[0], lo[1], lo[2], lo[3]);
+    });
 }
 
 // Thread c of SPLITTERS splits its share of a landed A tile in place:
@@ -410,7 +416,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
         const int lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
         float* a_big = scratch(kSplitA, size_t(2) * M * lda);
         float* a_small = a_big + size_t(M) * lda;
-        step16::splitTf32<<<grid_stride_blocks(size_t(M) * lda, 256), 256>>>(A, a_big, a_small, M, K, lda);
+        step16::splitTf32<<<row_pass_grid(M, lda), row_pass_block()>>>(A, a_big, a_small, M, K, lda);
         CHECK_LAUNCH();
         unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
                    tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits);

@@ -4,6 +4,7 @@
 //   scratch()                     grow-only device buffers the launchers reuse
 //   zeroed_counters()             grow-only counters the kernels leave at 0 (stream-K, row strip)
 //   prepare_b()                   a matrix the kernels can read with 16-byte copies (padded if needed)
+//   for_each_row_float4()         the padding passes' walk: a float4 of each destination row per thread
 //   splitKReduce                  split-K's second pass: C = the sum of the slices' partial results
 #pragma once
 #include <algorithm>
@@ -105,13 +106,37 @@ inline int max_splits_in_scratch(int M, int N) {
 constexpr int kPadFloats = 32;
 inline int padded_pitch(int n) { return common::ceil_div(n, kPadFloats) * kPadFloats; }
 
+// The passes that copy a matrix (rows x cols, pitch cols) into rows of ld
+// floats (ld % 4 == 0, the copy 16-byte aligned: padColumns below, step 16's
+// splitTf32) go row by row: thread x of a block row takes float4 q = x of
+// each row it visits, reads its 4 floats one by one (a source row may start
+// anywhere) and writes them with one 16-byte store. Blocks of 64 x 4
+// threads, a grid-stride loop down the rows.
+constexpr int kRowPassThreads = 64, kRowPassRows = 4;
+inline dim3 row_pass_grid(int rows, int ld) {
+    const int x = common::ceil_div(ld / 4, kRowPassThreads);
+    const int y = std::min({common::ceil_div(kGridStrideBlocksPerSm * common::sm_count(), x),
+                            common::ceil_div(rows, kRowPassRows), 65535});
+    return dim3(unsigned(x), unsigned(std::max(1, y)));
+}
+inline dim3 row_pass_block() { return dim3(kRowPassThreads, kRowPassRows); }
+// f(r, q) for every row r and float4 q of the destination that this thread takes.
+template <class F>
+__device__ __forceinline__ void for_each_row_float4(int rows, int ld, F&& f) {
+    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (4 * q >= ld) return;
+    for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += gridDim.y * blockDim.y) f(r, q);
+}
+
 // B copied into rows of ldb floats (ldb = padded_pitch(N)), zero-padded.
 __global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
-    const size_t total = size_t(K) * ldb;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
-        const int r = int(i / ldb), c = int(i % ldb);
-        Bp[i] = c < N ? B[size_t(r) * N + c] : 0.0f;
-    }
+    for_each_row_float4(K, ldb, [&](int r, int q) {
+        const float* b = B + size_t(r) * N + 4 * q;
+        float v[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) v[e] = 4 * q + e < N ? b[e] : 0.0f;
+        reinterpret_cast<float4*>(Bp + size_t(r) * ldb)[q] = make_float4(v[0], v[1], v[2], v[3]);
+    });
 }
 
 // The B the kernels read: B itself where 16-byte copies can read it (N % 4
@@ -133,7 +158,7 @@ inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which
     const int ldb = padded_pitch(N);
     const size_t total = size_t(K) * ldb;
     float* bp = scratch(which, total);
-    padColumns<<<grid_stride_blocks(total, 256), 256>>>(B, bp, K, N, ldb);
+    padColumns<<<row_pass_grid(K, ldb), row_pass_block()>>>(B, bp, K, N, ldb);
     CHECK_LAUNCH();
     return {bp, ldb, true, std::string(" ") + name + " padded" + why};
 }
