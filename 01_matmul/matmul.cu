@@ -393,14 +393,8 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
                         std::printf(" %8s", "-");
                         continue;
                     }
-                    measure([&] {
-                        matmul::with_row_strip(pick.strip, a, b, c, s.m, s.n, s.k, [&](int m) {
-                            return matmul::with_col_strip(pick.col_strip, a, b, c, m, s.n, s.k, [&](int n) {
-                                return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
-                                    a, b, c, m, n, s.k, z, common::gpu().sms, in_kernel, true, s.n);
-                            });
-                        });
-                    }, in_kernel == pick.a_in_kernel && z == pick.plan.splits,
+                    measure([&] { matmul::launch_3xtf32_strips(pick, a, b, c, s.m, s.n, s.k, z, in_kernel); },
+                            in_kernel == pick.a_in_kernel && z == pick.plan.splits,
                             std::string("sgemm3xTf32 splitK ") + std::to_string(z), matmul::Math::Tf32x3);
                 }
                 std::printf("\n");

@@ -487,15 +487,20 @@ inline Pick3xTf32 pick_3xtf32(const float* A, int M, int N, int K, const common:
     best.a_in_kernel = split_a_in_kernel(M - best.strip, N - best.col_strip, K, best.plan, rows16(A, K));
     return best;
 }
-inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
-    const common::Gpu& g = common::gpu();
-    const Pick3xTf32 pick = pick_3xtf32(A, M, N, K, g);
+// The pick's strips around the tiles, with `splits` slices of K and A split
+// where `a_in_kernel` says (the launcher passes the pick's; --tune tries others).
+inline std::string launch_3xtf32_strips(const Pick3xTf32& pick, const float* A, const float* B, float* C, int M, int N,
+                                        int K, int splits, bool a_in_kernel) {
     return with_row_strip(pick.strip, A, B, C, M, N, K, [&](int m) {
         return with_col_strip(pick.col_strip, A, B, C, m, N, K, [&](int n) {
-            return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, m, n, K, pick.plan.splits, g.sms, pick.a_in_kernel,
-                                                       true, N);
+            return launch_sgemm3xTf32_with<Split3Tile>(A, B, C, m, n, K, splits, common::gpu().sms, a_in_kernel, true,
+                                                       N);
         });
     });
+}
+inline std::string launch_sgemm3xTf32(const float* A, const float* B, float* C, int M, int N, int K) {
+    const Pick3xTf32 pick = pick_3xtf32(A, M, N, K, common::gpu());
+    return launch_3xtf32_strips(pick, A, B, C, M, N, K, pick.plan.splits, pick.a_in_kernel);
 }
 
 }  // namespace matmul
