@@ -4,6 +4,8 @@
 //   sm_count()                multiprocessors of the current device (common/gpu.cuh)
 //   request_dynamic_smem()    more than 48 KB of dynamic shared memory, or why not
 //   launch_string()           the launch column of every results table (grid, block, smem, cluster)
+//   Launch                    a cudaLaunchKernelEx configuration: clusters, programmatic launch
+//   pdl_wait(), pdl_launch_dependents()   the kernel's side of a programmatic launch
 //
 // Cluster launches (Hopper): common/cluster.cuh.
 #pragma once
@@ -65,5 +67,66 @@ inline std::string launch_string(dim3 g, dim3 b, size_t smem = 0, unsigned clust
     if (cluster) r += " cluster " + std::to_string(cluster);
     return r;
 }
+
+// ---- Programmatic dependent launch (Hopper: compute capability 9.0 and newer) ----
+// A kernel in a stream starts when the kernel before it has finished and its
+// writes are visible; only then is its grid launched, its blocks placed on the
+// SMs, and their prologues run: a few microseconds between two short kernels.
+// Launched programmatically (Launch::programmatic() below), the next grid may
+// be launched while the one before still runs; its blocks are placed where
+// they fit and wait in pdl_wait() (CUDA's cudaGridDependencySynchronize()),
+// which returns once the grid before has completed and its writes are
+// visible. The rule that keeps a chain of such launches in order: every
+// thread of a kernel launched this way calls pdl_wait() before its first
+// access to global memory, so no grid completes before the grid before it
+// has. pdl_launch_dependents() (cudaTriggerProgrammaticLaunchCompletion())
+// lets the next grid be launched once every block of this one has called it
+// (else when they exit): a hint, never a wait. Launched without the
+// attribute, or compiled for a GPU before 9.0, both do nothing.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// A launch's configuration for cudaLaunchKernelEx: `grid` blocks of `block`
+// threads with `smem` bytes of dynamic shared memory each, on `stream`, and
+// the attributes asked for: cluster(c), thread-block clusters of c blocks
+// (common/cluster.cuh); programmatic(), the programmatic launch above where
+// this GPU (and GPU_PROFILE) has it. cfg.attrs points into this object: it
+// may not be copied.
+struct Launch {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[2] = {};
+    Launch(dim3 grid, dim3 block, size_t smem = 0, cudaStream_t stream = 0) {
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = stream;
+        cfg.attrs = attr;
+    }
+    Launch& cluster(dim3 c) {
+        cudaLaunchAttribute& a = attr[cfg.numAttrs++];
+        a.id = cudaLaunchAttributeClusterDimension;
+        a.val.clusterDim.x = c.x;
+        a.val.clusterDim.y = c.y;
+        a.val.clusterDim.z = c.z;
+        return *this;
+    }
+    Launch& programmatic() {
+        if (!gpu().has(90)) return *this;
+        cudaLaunchAttribute& a = attr[cfg.numAttrs++];
+        a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        a.val.programmaticStreamSerializationAllowed = 1;
+        return *this;
+    }
+    Launch(const Launch&) = delete;
+    Launch& operator=(const Launch&) = delete;
+};
 
 }  // namespace common
