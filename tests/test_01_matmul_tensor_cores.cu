@@ -257,4 +257,45 @@ TEST(MatmulAlignment, Tf32MmaPaddedAndFourByteCopiesAreBothExact) {
             }
 }
 
+// ---- Step 16h's rule: pdl_wait() is what orders a programmatic launch --------
+// The writer lets the next grid launch at once, spins ~100 us, then writes 1.
+// A reader launched programmatically after it that calls pdl_wait() must see
+// the 1; the planted broken reader, without the wait, runs beside the writer
+// and reads the 0 before it (at least once in five tries: the proof that the
+// launch overlapped, so that the first check means something).
+__global__ void slowWriter(int* flag) {
+    common::pdl_launch_dependents();
+    const long long t0 = clock64();
+    while (clock64() - t0 < 200000) {}  // ~100 us at 2 GHz
+    *flag = 1;
+}
+template <bool kWait>
+__global__ void flagReader(const int* flag, int* seen) {
+    if (kWait) common::pdl_wait();
+    *seen = *static_cast<const volatile int*>(flag);
+}
+
+TEST(ProgrammaticLaunch, OnlyPdlWaitOrdersAKernelAfterTheOneBefore) {
+    SKIP_WITHOUT_CC(90, "programmatic dependent launch");
+    common::DeviceBuffer<int> flag(1), seen(1);
+    int early = 0;
+    for (int t = 0; t < 5; ++t) {
+        for (bool wait : {true, false}) {
+            CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
+            CHECK(cudaMemset(seen.get(), 0xFF, sizeof(int)));
+            slowWriter<<<1, 1>>>(flag.get());
+            CHECK_LAUNCH();
+            common::Launch l(1, 1);
+            CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, wait ? flagReader<true> : flagReader<false>,
+                                     static_cast<const int*>(flag.get()), seen.get()));
+            CHECK(cudaDeviceSynchronize());
+            std::vector<int> h;
+            seen.download(h);
+            if (wait) EXPECT_EQ(h[0], 1) << "try " << t << ": the reader ran before the writer had finished";
+            else early += h[0] == 0;
+        }
+    }
+    EXPECT_GT(early, 0) << "the reader without pdl_wait() never ran beside the writer: no overlap to test";
+}
+
 }  // namespace

@@ -98,6 +98,8 @@ struct BtRows {
 // 4, zero-padded), a float4 of each at a time (operands.cuh's row pass).
 __global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, float* __restrict__ small, int rows,
                           int cols, int ld) {
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
     for_each_row_float4(rows, ld, [&](int r, int q) {
         const float* a = A + size_t(r) * cols + 4 * q;
         float hi[4], lo[4];
@@ -266,6 +268,8 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         common::cluster_sync_all();  // both blocks' barriers are ready before either arrives on the other's
     else
         __syncthreads();
+    common::pdl_wait();  // the passes before (A's split, B's padding) have written what the TMA reads
+    common::pdl_launch_dependents();
 
     if (warpgroup == 0) {  // the producer: one thread asks for every tile (and warps 1-3 may split A)
         if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
@@ -416,7 +420,8 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
         const int lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
         float* a_big = scratch(kSplitA, size_t(2) * M * lda);
         float* a_small = a_big + size_t(M) * lda;
-        step16::splitTf32<<<row_pass_grid(M, lda), row_pass_block()>>>(A, a_big, a_small, M, K, lda);
+        common::Launch l(row_pass_grid(M, lda), row_pass_block());
+        CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, step16::splitTf32, A, a_big, a_small, M, K, lda));
         CHECK_LAUNCH();
         unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
                    tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits);
@@ -429,15 +434,13 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     float* partial = splits > 1 && !pair_sum ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
     const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
-    if (pair_sum) {
-        const common::ClusterLaunch l(grid, T::THREADS, smem, dim3(1, 2));
-        CHECK(cudaLaunchKernelEx(&l.cfg, kernel, m_big, m_small, mb, C, M, N, ld, K, k_split, partial));
-    } else {
-        kernel<<<grid, T::THREADS, smem>>>(m_big, m_small, mb, C, M, N, ld, K, k_split, partial);
-    }
+    common::Launch l(grid, T::THREADS, smem);
+    if (pair_sum) l.cluster(dim3(1, 2));
+    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, m_big, m_small, mb, C, M, N, ld, K, k_split, partial));
     CHECK_LAUNCH();
     if (partial) {
-        splitKReduce<<<grid_stride_blocks(mn, 256), 256>>>(partial, C, mn, splits, N, ld);
+        common::Launch r(grid_stride_blocks(mn, 256), 256);
+        CHECK(cudaLaunchKernelEx(&r.programmatic().cfg, splitKReduce, partial, C, mn, splits, N, ld));
         CHECK_LAUNCH();
     }
     return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") +

@@ -130,6 +130,8 @@ __device__ __forceinline__ void for_each_row_float4(int rows, int ld, F&& f) {
 
 // B copied into rows of ldb floats (ldb = padded_pitch(N)), zero-padded.
 __global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
     for_each_row_float4(K, ldb, [&](int r, int q) {
         const float* b = B + size_t(r) * N + 4 * q;
         float v[4];
@@ -158,7 +160,8 @@ inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which
     const int ldb = padded_pitch(N);
     const size_t total = size_t(K) * ldb;
     float* bp = scratch(which, total);
-    padColumns<<<row_pass_grid(K, ldb), row_pass_block()>>>(B, bp, K, N, ldb);
+    common::Launch l(row_pass_grid(K, ldb), row_pass_block());
+    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, padColumns, B, bp, K, N, ldb));
     CHECK_LAUNCH();
     return {bp, ldb, true, std::string(" ") + name + " padded" + why};
 }
@@ -168,6 +171,8 @@ inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which
 // apart (ldc = n but where C's last columns are a strip's: 16_sgemm3xTf32).
 __global__ void splitKReduce(const float* __restrict__ partial, float* __restrict__ C, size_t mn, int splits,
                              int n = 0, int ldc = 0) {
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
         float s = partial[i];
         for (int z = 1; z < splits; ++z) s += partial[size_t(z) * mn + i];

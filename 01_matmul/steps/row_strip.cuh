@@ -52,6 +52,8 @@ __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)
     __shared__ float a[R][kStripKStage];
     __shared__ float sums[kStripWarps][kRowsPerPass][kStripCols];
     __shared__ bool last;
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int k_begin = blockIdx.y * kc, k_end = min(K, k_begin + kc);
     const int c0 = blockIdx.x * kStripCols;
@@ -145,7 +147,9 @@ inline std::string launch_row_strip(const float* A, const float* B, float* C, in
     const int kc = common::ceil_div(common::ceil_div(K, kStripKStage), slices) * kStripKStage;
     const dim3 grid(cols, common::ceil_div(K, kc));
     float* partial = grid.y > 1 ? scratch(kStripPartials, size_t(grid.y) * r * N) : nullptr;
-    kernel<<<grid, kStripWarps * 32>>>(A, B, C, partial, zeroed_counters(kStripArrivals, cols), r, N, K, kc);
+    common::Launch l(grid, kStripWarps * 32);
+    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, A, B, C, partial, zeroed_counters(kStripArrivals, cols), r,
+                             N, K, kc));
     CHECK_LAUNCH();
     return " + " + std::to_string(r) + "-row strip";
 }
@@ -184,6 +188,8 @@ __global__ void __launch_bounds__(kColStripWarps * 32)
                   float* __restrict__ partial, int M, int c, int K) {
     __shared__ float b[R][kColStripK + 1];  // +1: the staging writes (c floats of a row, then the next row) spread
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
     const int k0 = blockIdx.y * kColStripK, kn = min(kColStripK, K - k0);
     for (int i = threadIdx.x; i < R * kColStripK; i += blockDim.x) {
         const int k = i / R, j = i % R;
@@ -218,12 +224,14 @@ inline std::string launch_col_strip(const float* A, const float* B, float* C, in
                       : c <= 8 ? sgemmColStrip<8> : sgemmColStrip<16>;
     const dim3 grid(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK));
     float* partial = grid.y > 1 ? scratch(kColStripPartials, size_t(grid.y) * M * c) : nullptr;
-    kernel<<<grid, kColStripWarps * 32>>>(A, B + (N - c), N, C + (N - c), N, partial, M, c, K);
+    common::Launch l(grid, kColStripWarps * 32);
+    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, A, B + (N - c), N, C + (N - c), N, partial, M, c, K));
     CHECK_LAUNCH();
     if (partial) {
         // The slices are M x c each: splitKReduce with rows of c floats, N apart in C.
-        splitKReduce<<<grid_stride_blocks(size_t(M) * c, 256), 256>>>(partial, C + (N - c), size_t(M) * c,
-                                                                      int(grid.y), c, N);
+        common::Launch r(grid_stride_blocks(size_t(M) * c, 256), 256);
+        CHECK(cudaLaunchKernelEx(&r.programmatic().cfg, splitKReduce, partial, C + (N - c), size_t(M) * c, int(grid.y), c,
+                                 N));
         CHECK_LAUNCH();
     }
     return " + " + std::to_string(c) + "-column strip";
