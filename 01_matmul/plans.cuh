@@ -71,8 +71,8 @@ inline double modelled_rate(const TileModel& t, int M, int N, int K, int splits,
 // the slices' partials fit kSplitKScratchMaxBytes (operands.cuh).
 constexpr std::array<int, 7> kSplitFactors = {1, 2, 3, 4, 6, 8, 16};  // also --tune's columns
 constexpr int kMinSplitK = 256;
-inline bool split_allowed(int splits, int M, int N, int K) {
-    return splits == 1 || (K / splits >= kMinSplitK && splits <= max_splits_in_scratch(M, N));
+inline bool split_allowed(int splits, int M, int N, int K, int min_slice = kMinSplitK) {
+    return splits == 1 || (K / splits >= min_slice && splits <= max_splits_in_scratch(M, N));
 }
 
 // ---- fp32: sgemmCpAsync and sgemmStreamK (steps 8-10) --------------------------
@@ -309,6 +309,14 @@ constexpr TileModel kWideModel = {256, 128, 32, 1, 1.00, 96}, kNarrowModel = {12
 // 4096^3 (rate 1.00 of the wide tile), and a launch and drain of ~5 us
 // (what the sweep's split-K times exceed the bytes by at the small shapes).
 constexpr double kTf32FlopsPerSecond = 400e12, kDramBytesPerSecond = 4.0e12, kSecondPassLaunchSeconds = 5e-6;
+// Step 16's passes over A and B are launched programmatically (step 16h): the
+// launch and placing of each overlap the kernel before it, and what is left
+// beyond its bytes is ~2 us (ncu at 1025^3 on the H200: A's split 5.3 us for
+// 3.2 us of bytes, B's padded copy 4.3 for 2.1; the call took the sum of its
+// kernels). The strips and split-K's sum keep kSecondPassLaunchSeconds: ncu
+// put the row strip at 6.4 us for 1 us of bytes, the 3-slice sum at
+// 1031 x 2053 x 4099 at 12 us for 8.5.
+constexpr double kProgrammaticPassSeconds = 2e-6;
 // A split must model at least 3% faster than the best plan before it: the
 // model is not closer than that to the measured times, and a split that
 // gains less on paper can lose in fact (more launches, more scratch).
@@ -332,15 +340,17 @@ struct Tf32Plan {
 // Among the tiles that fit (wide_smem, narrow_smem: 0 = not a candidate)
 // and, where max_splits > 1, split-K factors, the best modelled rate
 // (fractions of peer_flops, the rate of a wide tile at large sizes).
-// pair_sum: 2 slices need no second pass (with_split_pass).
+// pair_sum: 2 slices need no second pass (with_split_pass); min_slice: the
+// shortest slice of K a split may leave.
 inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide_smem, size_t narrow_smem,
-                          int max_splits, double peer_flops = kTf32FlopsPerSecond, bool pair_sum = false) {
+                          int max_splits, double peer_flops = kTf32FlopsPerSecond, bool pair_sum = false,
+                          int min_slice = kMinSplitK) {
     Tf32Plan best;
     for (bool wide : {true, false}) {
         const size_t smem = wide ? wide_smem : narrow_smem;
         if (smem == 0 || smem > g.smem_per_block) continue;
         for (int s : kSplitFactors) {
-            if (s > max_splits || !split_allowed(s, M, N, K)) break;
+            if (s > max_splits || !split_allowed(s, M, N, K, min_slice)) break;
             const double slices = modelled_rate(wide ? kWideModel : kNarrowModel, M, N, K, s, g.sms, 1.0);
             const double score = with_split_pass(slices, peer_flops, M, N, K, s, pair_sum);
             if (score > best.score * (s > 1 ? kSplitMargin : 1.0)) best = {wide, s, score};
@@ -353,9 +363,13 @@ template <template <int, int, int, int> class Tile>
 Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
     return plan_tf32(M, N, K, g, WgmmaTiles<Tile>::Wide::SMEM, WgmmaTiles<Tile>::Narrow::SMEM, max_splits);
 }
+// 3xTF32's slices may be as short as two k-tiles (kMinSplitK's 256 kept
+// 256^3 and 384^3 in one slice, 4 and 9 blocks on 132 SMs: two slices measured
+// 13% and 23% faster on the H100; slices of one k-tile lost at 1000 x 333 x 77).
+constexpr int kMin3xTf32Slice = 2 * Split3Tile::BK;
 inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
     return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit, kTf32FlopsPerSecond / 3,
-                     pair_sum_refusal<Split3Tile>(g).empty());
+                     pair_sum_refusal<Split3Tile>(g).empty(), kMin3xTf32Slice);
 }
 
 // ---- Where the wgmma steps (12-16) run -----------------------------------------
@@ -424,24 +438,29 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
                   : launch_sgemmTmaWgmmaSplitK_with<W::Narrow>(A, B, C, M, N, K, p.splits, g.sms);
 }
 // Where 3xTF32 splits A (step 16): a pre-pass reads A and writes A_big and
-// A_small (12 M K bytes at the DRAM rate, and a launch); split in the kernel,
-// each A tile is split once for every tile column it meets, with no pass, but
-// the k-loop measured 12-15% slower at 4096^3 and 8192^3 on the H100 (README,
-// worklog). Where A's rows are not 16-byte aligned (K % 4 != 0) the TMA needs
-// a padded copy of A either way (8 M K bytes and a launch): then the kernel's
-// split saves only a third of the bytes. So the kernel splits where what it
-// saves would cost more than kSplitInKernelCost of the product's modelled
-// time: where N is small (the pass is a large share of a product with few
-// tile columns) or everything is and A is aligned (the pass is mostly its
-// launch).
-constexpr double kSplitInKernelCost = 0.13;
+// A_small (12 M K bytes at the DRAM rate, and a programmatic launch); split in
+// the kernel, each A tile is split once for every tile column it meets, with no
+// pass, but the k-loop runs slower: `./matmul --tune` on the H100 with step 16h
+// put the kernel's split 21% behind at 2048^3 and 4096^3 once the pre-pass's
+// share is taken out (it was 12-15% at 4096^3 and 8192^3 before steps 16b-16g
+// made the rest faster), and it costs the pipeline's fill and drain nothing
+// (at 256^3 with 8 slices of one k-tile the kernel's split was 22% faster than
+// the pre-pass). Where A's rows are not 16-byte aligned (K % 4 != 0) the TMA
+// needs a padded copy of A either way (8 M K bytes and a launch): then the
+// kernel's split saves only a third of the bytes. So the kernel splits where
+// what it saves would cost more than kSplitInKernelCost of the k-loop's share
+// of the product's modelled time: where N is small (the pass is a large share
+// of a product with few tile columns) or the slices are short.
+constexpr double kSplitInKernelCost = 0.25;
 inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_aligned) {
     if (p.score <= 0) return false;
     const double product = 2.0 * M * N * K / (p.score * kTf32FlopsPerSecond / 3);
+    const int k_slice = common::ceil_div(common::ceil_div(K, kNarrowModel.bk), p.splits) * kNarrowModel.bk;
+    const double loop = double(k_slice) / (k_slice + kNarrowModel.fixed);  // the k-loop's share of a block's time
     const double bytes = double(M) * K * sizeof(float);
-    const double pre_pass = 3.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
-    const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kSecondPassLaunchSeconds;
-    return pre_pass - padding > kSplitInKernelCost * product;
+    const double pre_pass = 3.0 * bytes / kDramBytesPerSecond + kProgrammaticPassSeconds;
+    const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kProgrammaticPassSeconds;
+    return pre_pass - padding > kSplitInKernelCost * loop * product;
 }
 // A row strip (row_strip.cuh) reads B once at the DRAM rate, in a launch of
 // its own; a column strip reads A once (and a sliced one adds its slices in a

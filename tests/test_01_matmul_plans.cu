@@ -164,27 +164,46 @@ TEST(MatmulPlan, Tf32SplitsOnlyWhereThePartialsCostLessThanTheIdleSms) {
 }
 
 // Where 3xTF32 splits A: in the kernel at the shapes where that measured
-// faster than the pre-pass on the H100 (1024^3: 36.1 against 39.1 us;
-// 4096 x 512 x 4096: 0.169 against 0.222 ms; 8192 x 128 x 8192: 0.179 against
-// 0.541; 1024 x 1024 x 8192; 384^3 and 512^3 in the sweep), by the pre-pass
-// where that did (4096^3: 1.12 against 1.27 ms; 8192^3: 9.48 against 10.79;
-// 2049 x 2047 x 2051: 0.252 against 0.282), and at small shapes whose A must
-// be padded anyway (K % 4 != 0: 129 x 65 x 33 and 1000 x 333 x 77 measured
-// slower with the split in the kernel, the padding's launch taking the
-// pre-pass's place).
+// faster than the pre-pass (H100: 4096 x 512 x 4096: 0.169 against 0.222 ms;
+// 8192 x 128 x 8192: 0.179 against 0.541; `--tune` with step 16h, x cuBLAS
+// SGEMM: 512^3 with 2 slices 1.02 against 0.76, 384^3 0.98 against 0.95), by
+// the pre-pass where that did (4096^3: 1.12 against 1.27 ms; 8192^3: 9.48
+// against 10.79; 2049 x 2047 x 2051: 0.252 against 0.282; with step 16h's
+// programmatic pre-pass 1024^3 too: 2.02 against 1.95 on the H100, 2.17
+// against 2.05 on the H200; 1024 x 1024 x 8192 2.39 against 2.26 on the
+// H200, even on the H100), and at small shapes whose A must be padded anyway
+// (K % 4 != 0: 129 x 65 x 33 and 1000 x 333 x 77 measured slower with the
+// split in the kernel, the padding's launch taking the pre-pass's place).
 TEST(MatmulPlan, ThreeTf32SplitsAInTheKernelWhereThePassWouldCostMore) {
     const common::Gpu g = hopper();
     auto in_kernel = [&](Shape s, bool aligned) {
         return matmul::split_a_in_kernel(s.m, s.n, s.k, matmul::plan_3xtf32(s.m, s.n, s.k, g), aligned);
     };
-    for (Shape s : {Shape{1024, 1024, 1024}, Shape{4096, 512, 4096}, Shape{8192, 128, 8192}, Shape{1024, 1024, 8192},
-                    Shape{384, 384, 384}, Shape{512, 512, 512}, Shape{1, 1, 4}})
+    for (Shape s : {Shape{4096, 512, 4096}, Shape{8192, 128, 8192}, Shape{384, 384, 384}, Shape{512, 512, 512},
+                    Shape{1, 1, 4}})
         EXPECT_TRUE(in_kernel(s, true)) << name_of(s);
-    for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{2049, 2047, 2051}, Shape{128, 8192, 8192}})
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{2049, 2047, 2051}, Shape{128, 8192, 8192},
+                    Shape{1024, 1024, 1024}, Shape{1024, 1024, 8192}})
         EXPECT_FALSE(in_kernel(s, s.k % 4 == 0)) << name_of(s);
     for (Shape s : {Shape{129, 65, 33}, Shape{1000, 333, 77}, Shape{384, 384, 384}})
         EXPECT_FALSE(in_kernel(s, false)) << name_of(s);
     EXPECT_TRUE(in_kernel(Shape{8192, 128, 8191}, false));  // N small: the pass is most of the time, padded or not
+}
+
+// 3xTF32's slices may be two k-tiles long (kMin3xTf32Slice), where the other
+// plans keep kMinSplitK: 256^3 and 384^3 then split in two (4 and 9 tiles on
+// 132 SMs: 1.13x and 1.23x faster on the H100), 1000 x 333 x 77 (3 k-tiles)
+// does not (its one-k-tile slices measured slower on the H200).
+TEST(MatmulPlan, ThreeTf32SlicesMayBeTwoKTiles) {
+    const common::Gpu g = hopper();
+    EXPECT_EQ(matmul::plan_3xtf32(256, 256, 256, g).splits, 2);
+    EXPECT_EQ(matmul::plan_3xtf32(384, 384, 384, g).splits, 2);
+    EXPECT_EQ(matmul::plan_3xtf32(1000, 333, 77, g).splits, 1);
+    for (int k : {64, 77, 128, 256, 1000})
+        for (int mn : {128, 256, 1024}) {
+            const matmul::Tf32Plan p = matmul::plan_3xtf32(mn, mn, k, g);
+            if (p.splits > 1) EXPECT_GE(k / p.splits, matmul::kMin3xTf32Slice) << mn << " x " << mn << " x " << k;
+        }
 }
 
 // Strips take 1..16 rows past a multiple of 128, never all of M; 3xTF32
