@@ -365,7 +365,7 @@ Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
 }
 // 3xTF32's slices may be as short as two k-tiles (kMinSplitK's 256 kept
 // 256^3 and 384^3 in one slice, 4 and 9 blocks on 132 SMs: two slices measured
-// 13% and 23% faster on the H100; slices of one k-tile lost at 1000 x 333 x 77).
+// 13% and 23% faster on the H100; 1000 x 333 x 77's 77 cut into 64 + 13 lost).
 constexpr int kMin3xTf32Slice = 2 * Split3Tile::BK;
 inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
     return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit, kTf32FlopsPerSecond / 3,

@@ -193,7 +193,7 @@ TEST(MatmulPlan, ThreeTf32SplitsAInTheKernelWhereThePassWouldCostMore) {
 // 3xTF32's slices may be two k-tiles long (kMin3xTf32Slice), where the other
 // plans keep kMinSplitK: 256^3 and 384^3 then split in two (4 and 9 tiles on
 // 132 SMs: 1.13x and 1.23x faster on the H100), 1000 x 333 x 77 (3 k-tiles)
-// does not (its one-k-tile slices measured slower on the H200).
+// does not (cut into 64 + 13 it measured slower on the H200).
 TEST(MatmulPlan, ThreeTf32SlicesMayBeTwoKTiles) {
     const common::Gpu g = hopper();
     EXPECT_EQ(matmul::plan_3xtf32(256, 256, 256, g).splits, 2);
