@@ -5,6 +5,7 @@
 //   request_dynamic_smem()    more than 48 KB of dynamic shared memory, or why not
 //   launch_string()           the launch column of every results table (grid, block, smem, cluster)
 //   Launch                    a cudaLaunchKernelEx configuration: clusters, programmatic launch
+//   launch_programmatic()     a plain launch, programmatic
 //   pdl_wait(), pdl_launch_dependents()   the kernel's side of a programmatic launch
 //
 // Cluster launches (Hopper): common/cluster.cuh.
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/gpu.cuh"
@@ -128,5 +130,12 @@ struct Launch {
     Launch(const Launch&) = delete;
     Launch& operator=(const Launch&) = delete;
 };
+
+// kernel<<<grid, block>>>(args...), launched programmatically (above); CHECKed.
+template <class... Params, class... Args>
+void launch_programmatic(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+    Launch l(grid, block);
+    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, std::forward<Args>(args)...));
+}
 
 }  // namespace common

@@ -285,9 +285,8 @@ TEST(ProgrammaticLaunch, OnlyPdlWaitOrdersAKernelAfterTheOneBefore) {
             CHECK(cudaMemset(seen.get(), 0xFF, sizeof(int)));
             slowWriter<<<1, 1>>>(flag.get());
             CHECK_LAUNCH();
-            common::Launch l(1, 1);
-            CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, wait ? flagReader<true> : flagReader<false>,
-                                     static_cast<const int*>(flag.get()), seen.get()));
+            common::launch_programmatic(wait ? flagReader<true> : flagReader<false>, 1, 1,
+                                        static_cast<const int*>(flag.get()), seen.get());
             CHECK(cudaDeviceSynchronize());
             std::vector<int> h;
             seen.download(h);

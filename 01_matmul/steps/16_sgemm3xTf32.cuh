@@ -420,8 +420,8 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
         const int lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
         float* a_big = scratch(kSplitA, size_t(2) * M * lda);
         float* a_small = a_big + size_t(M) * lda;
-        common::Launch l(row_pass_grid(M, lda), row_pass_block());
-        CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, step16::splitTf32, A, a_big, a_small, M, K, lda));
+        common::launch_programmatic(step16::splitTf32, row_pass_grid(M, lda), row_pass_block(), A, a_big, a_small, M, K,
+                                    lda);
         CHECK_LAUNCH();
         unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
                    tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits);
@@ -439,8 +439,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, m_big, m_small, mb, C, M, N, ld, K, k_split, partial));
     CHECK_LAUNCH();
     if (partial) {
-        common::Launch r(grid_stride_blocks(mn, 256), 256);
-        CHECK(cudaLaunchKernelEx(&r.programmatic().cfg, splitKReduce, partial, C, mn, splits, N, ld));
+        common::launch_programmatic(splitKReduce, grid_stride_blocks(mn, 256), 256, partial, C, mn, splits, N, ld);
         CHECK_LAUNCH();
     }
     return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") +

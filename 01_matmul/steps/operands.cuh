@@ -160,8 +160,7 @@ inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which
     const int ldb = padded_pitch(N);
     const size_t total = size_t(K) * ldb;
     float* bp = scratch(which, total);
-    common::Launch l(row_pass_grid(K, ldb), row_pass_block());
-    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, padColumns, B, bp, K, N, ldb));
+    common::launch_programmatic(padColumns, row_pass_grid(K, ldb), row_pass_block(), B, bp, K, N, ldb);
     CHECK_LAUNCH();
     return {bp, ldb, true, std::string(" ") + name + " padded" + why};
 }

@@ -147,9 +147,8 @@ inline std::string launch_row_strip(const float* A, const float* B, float* C, in
     const int kc = common::ceil_div(common::ceil_div(K, kStripKStage), slices) * kStripKStage;
     const dim3 grid(cols, common::ceil_div(K, kc));
     float* partial = grid.y > 1 ? scratch(kStripPartials, size_t(grid.y) * r * N) : nullptr;
-    common::Launch l(grid, kStripWarps * 32);
-    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, A, B, C, partial, zeroed_counters(kStripArrivals, cols), r,
-                             N, K, kc));
+    common::launch_programmatic(kernel, grid, kStripWarps * 32, A, B, C, partial, zeroed_counters(kStripArrivals, cols), r,
+                                N, K, kc);
     CHECK_LAUNCH();
     return " + " + std::to_string(r) + "-row strip";
 }
@@ -224,14 +223,12 @@ inline std::string launch_col_strip(const float* A, const float* B, float* C, in
                       : c <= 8 ? sgemmColStrip<8> : sgemmColStrip<16>;
     const dim3 grid(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK));
     float* partial = grid.y > 1 ? scratch(kColStripPartials, size_t(grid.y) * M * c) : nullptr;
-    common::Launch l(grid, kColStripWarps * 32);
-    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, A, B + (N - c), N, C + (N - c), N, partial, M, c, K));
+    common::launch_programmatic(kernel, grid, kColStripWarps * 32, A, B + (N - c), N, C + (N - c), N, partial, M, c, K);
     CHECK_LAUNCH();
     if (partial) {
         // The slices are M x c each: splitKReduce with rows of c floats, N apart in C.
-        common::Launch r(grid_stride_blocks(size_t(M) * c, 256), 256);
-        CHECK(cudaLaunchKernelEx(&r.programmatic().cfg, splitKReduce, partial, C + (N - c), size_t(M) * c, int(grid.y), c,
-                                 N));
+        common::launch_programmatic(splitKReduce, grid_stride_blocks(size_t(M) * c, 256), 256, partial, C + (N - c),
+                                    size_t(M) * c, int(grid.y), c, N);
         CHECK_LAUNCH();
     }
     return " + " + std::to_string(c) + "-column strip";
