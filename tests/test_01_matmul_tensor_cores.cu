@@ -165,17 +165,18 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastRowsAsAStrip) {
             for (bool in_kernel : {false, true})
                 expect_exact(s, "splitK " + std::to_string(splits) + (in_kernel ? " A split in kernel" : ""),
                              [&](const float* A, const float* B, float* C) {
-                                 return matmul::with_row_strip(
-                                     matmul::strip_rows(s.m), A, B, C, s.m, s.n, s.k, [&](int m) {
-                                         return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
-                                             A, B, C, m, s.n, s.k, splits, 1 << 20, in_kernel);
-                                     });
+                                 return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                     A, B, C, s.m, s.n, s.k, splits, 1 << 20, in_kernel, true,
+                                     {matmul::strip_rows(s.m), 0});
                              });
 }
 
 // 3xTF32 with the last columns of C as a fp32 strip (step 16e), and with both
-// strips: the tiles on the first n columns of B and C (pitch N), the strip on
-// the rest, sliced along K where K > 512; every way to sum split-K.
+// strips: the tiles on the first m rows and n columns, the strips on the rest,
+// computed by blocks of the operands' pass (step 16j; the column strip sliced
+// along K where K > 512, its slices added by its last block), A split by the
+// pass or in the kernel; every way to sum split-K. The launch column names
+// each strip.
 TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastColumnsAsAStrip) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
@@ -184,22 +185,58 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastColumnsAsAStrip) {
         for (int splits : {1, 2, 3})
             for (bool pair_sum : {true, false}) {
                 if (!pair_sum && splits != 2) continue;
-                for (bool in_kernel : {false, true})
+                for (bool in_kernel : {false, true}) {
+                    const matmul::Strips strips{matmul::strip_rows(s.m), matmul::strip_cols(s.n)};
+                    std::string what;
                     expect_exact(s,
                                  "splitK " + std::to_string(splits) + (pair_sum ? "" : " no pair sum") +
                                      (in_kernel ? " A split in kernel" : ""),
                                  [&](const float* A, const float* B, float* C) {
-                                     return matmul::with_row_strip(
-                                         matmul::strip_rows(s.m), A, B, C, s.m, s.n, s.k, [&](int m) {
-                                             return matmul::with_col_strip(
-                                                 matmul::strip_cols(s.n), A, B, C, m, s.n, s.k, [&](int n) {
-                                                     return matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
-                                                         A, B, C, m, n, s.k, splits, 1 << 20, in_kernel, pair_sum,
-                                                         s.n);
-                                                 });
-                                         });
+                                     what = matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                         A, B, C, s.m, s.n, s.k, splits, 1 << 20, in_kernel, pair_sum, strips);
+                                     return what;
                                  });
+                    EXPECT_NE(what.find(" + " + std::to_string(strips.cols) + "-column strip"), std::string::npos)
+                        << name_of(s) << ": " << what;
+                    EXPECT_EQ(what.find("-row strip") != std::string::npos, strips.rows > 0) << name_of(s) << ": " << what;
+                }
             }
+}
+
+// Step 16j's one launch for the passes (operandPasses): A's split or padded
+// copy and B's padded copy, alone or together (K and N not multiples of 4),
+// with a strip or not; exact on integers, and the launch column names what
+// was padded. The column strip's slices, added by its last block, give the
+// same bits on every launch.
+TEST(TmaWgmmaSteps, ThreeTf32OperandPassesInOneLaunchAreExact) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    for (Shape s : {Shape{257, 131, 65}, Shape{129, 255, 1001}, Shape{1000, 333, 77}, Shape{128, 128, 128},
+                    Shape{130, 64, 63}, Shape{64, 130, 64}})
+        for (bool in_kernel : {false, true})
+            for (bool with_strip : {false, true}) {
+                const matmul::Strips strips{with_strip ? matmul::strip_rows(s.m) : 0, with_strip ? matmul::strip_cols(s.n) : 0};
+                std::string what;
+                expect_exact(s, std::string(in_kernel ? "A split in kernel" : "A split by the pass") +
+                                    (with_strip ? " with its strips" : ""),
+                             [&](const float* A, const float* B, float* C) {
+                                 what = matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(
+                                     A, B, C, s.m, s.n, s.k, 1, 1 << 20, in_kernel, true, strips);
+                                 return what;
+                             });
+                EXPECT_EQ(what.find(" B padded") != std::string::npos, s.n % 4 != 0) << name_of(s) << ": " << what;
+                if (in_kernel)
+                    EXPECT_EQ(what.find(" A padded") != std::string::npos, s.k % 4 != 0) << name_of(s) << ": " << what;
+            }
+    const Shape s{1031, 131, 4099};  // a column strip of 3, 9 slices of K
+    const Data d = make_data(s, 5, false);
+    const auto launch = [&](const float* A, const float* B, float* C) {
+        matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, 1, 1 << 20, false, true,
+                                                           {0, matmul::strip_cols(s.n)});
+    };
+    const std::vector<float> a = run(d, s, launch), b = run(d, s, launch);
+    EXPECT_EQ(compare(a, d, within(matmul::Math::Fp32, s.k)).bad, 0u);
+    EXPECT_TRUE(a == b);
 }
 
 // What the TF32 launchers say they ran where the TMA's rules (16-byte aligned

@@ -41,6 +41,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -49,6 +50,7 @@
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
 #include "01_matmul/steps/operands.cuh"
+#include "01_matmul/steps/row_strip.cuh"
 #include "01_matmul/steps/hopper.cuh"
 #include "01_matmul/steps/tf32.cuh"
 
@@ -95,11 +97,10 @@ struct BtRows {
 };
 
 // A (rows x cols, pitch cols) -> big, small (pitch ld >= cols, a multiple of
-// 4, zero-padded), a float4 of each at a time (operands.cuh's row pass).
-__global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, float* __restrict__ small, int rows,
-                          int cols, int ld) {
-    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
-    common::pdl_launch_dependents();
+// 4, zero-padded), a float4 of each at a time (operands.cuh's row pass): the
+// part of block (x, y) of a grid of ny block rows.
+__device__ __forceinline__ void split_rows(const float* __restrict__ A, float* __restrict__ big,
+                                           float* __restrict__ small, int rows, int cols, int ld, int x, int y, int ny) {
     for_each_row_float4(rows, ld, [&](int r, int q) {
         const float* a = A + size_t(r) * cols + 4 * q;
         float hi[4], lo[4];
@@ -112,7 +113,86 @@ __global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, 
         const size_t at = size_t(r) * ld + 4 * q;
         *reinterpret_cast<float4*>(big + at) = make_float4(hi[0], hi[1], hi[2], hi[3]);
         *reinterpret_cast<float4*>(small + at) = make_float4(lo[0], lo[1], lo[2], lo[3]);
-    });
+    }, x, y, ny);
+}
+__global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, float* __restrict__ small, int rows,
+                          int cols, int ld) {
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
+    split_rows(A, big, small, rows, cols, ld, blockIdx.x, blockIdx.y, gridDim.y);
+}
+
+// Step 16j: everything of the call but the product, in one launch. Each
+// launch costs the host a few microseconds (3-4 us on the H100's host,
+// measured), and at the small shapes the GPU waits for them: at 1025^3 the
+// call was six launches. The parts, each a number of 256-thread blocks (0:
+// none), in this order in one row of blocks (the longest first):
+//  - the row strip (row_strip.cuh): C's last M - m rows, all N columns;
+//  - the column strip: C's last N - n columns of its first m rows;
+//  - A's pass: its split into a_big and a_small (SPLIT), or its padded copy
+//    into a_big (the product splits it);
+//  - B's padded copy.
+// The strips read A and B as they are and write only their own parts of C,
+// which the product's tiles (m x n) do not touch: none needs another's
+// result. Each part's blocks run its own code with their place in its own
+// grid; the shared memory is the larger of the strips' (a union).
+struct Passes {
+    const float* A;  // M x K
+    const float* B;  // K x N
+    float* C;        // M x N
+    int M, N, K, m, n;
+    float* a_big;    // A's pass: where it writes (pitch lda), or nullptr: none
+    float* a_small;  // A_small, where the pass splits A
+    int lda;
+    dim3 ga;         // the pass's grid (row_pass_grid)
+    float* b_copy;   // B's padded copy (pitch ldb), or nullptr: none
+    int ldb;
+    dim3 gb;
+    float* row_partial;  // the row strip's slices (row_strip_grid: grid gr, kc rows of k each)
+    int* row_arrived;
+    dim3 gr;
+    int kc;
+    float* col_partial;  // the column strip's slices (col_strip_grid: gc)
+    int* col_arrived;
+    dim3 gc;
+};
+__host__ __device__ inline int blocks_of(dim3 g) { return int(g.x * g.y); }
+constexpr int kPassThreads = kRowPassThreads * kRowPassRows;
+static_assert(kPassThreads == kStripWarps * 32 && kPassThreads == kColStripWarps * 32, "one block size for every part");
+template <int S>
+union StripsSmem {
+    RowStripSmem<S> row;
+    ColStripSmem<S> col;
+};
+template <>
+union StripsSmem<0> {};
+template <bool SPLIT, int S>
+__global__ void __launch_bounds__(kPassThreads, 4) operandPasses(const Passes p) {  // 4 blocks an SM: 64 registers
+    __shared__ StripsSmem<S> sm;
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
+    int i = blockIdx.x;
+    if constexpr (S > 0) {  // S = 0: no strip (its code would cost the passes registers)
+        if (i < blocks_of(p.gr)) {
+            row_strip_block<S>(sm.row, p.A + size_t(p.m) * p.K, p.B, p.C + size_t(p.m) * p.N, p.row_partial,
+                               p.row_arrived, p.M - p.m, p.N, p.K, p.kc, i % p.gr.x, i / p.gr.x, p.gr.y);
+            return;
+        }
+        i -= blocks_of(p.gr);
+        if (i < blocks_of(p.gc)) {
+            col_strip_block<S>(sm.col, p.A, p.B + p.n, p.N, p.C + p.n, p.N, p.col_partial, p.col_arrived, p.m,
+                               p.N - p.n, p.K, i % p.gc.x, i / p.gc.x, p.gc.y);
+            return;
+        }
+        i -= blocks_of(p.gc);
+    }
+    if (i < blocks_of(p.ga)) {
+        if (SPLIT) split_rows(p.A, p.a_big, p.a_small, p.m, p.K, p.lda, i % p.ga.x, i / p.ga.x, p.ga.y);
+        else pad_rows(p.A, p.a_big, p.m, p.K, p.lda, i % p.ga.x, i / p.ga.x, p.ga.y);
+        return;
+    }
+    i -= blocks_of(p.ga);
+    pad_rows(p.B, p.b_copy, p.K, p.N, p.ldb, i % p.gb.x, i / p.gb.x, p.gb.y);
 }
 
 // Thread c of SPLITTERS splits its share of a landed A tile in place:
@@ -385,66 +465,141 @@ std::string pair_sum_refusal(const common::Gpu& g = common::gpu()) {
     return common::smem_refusal(T::PAIR_SMEM, g);
 }
 
-// `splits` slices of K (fewer where K has fewer k-tiles, or where the
-// partials would not fit kSplitKScratchMaxBytes), then splitKReduce adds
-// them, or with 2 slices the two blocks of a cluster add them (pair_sum, where
-// pair_sum_refusal() is "" and `pair_sum` allows it); at most max_blocks
-// blocks along x (one per SM: plans.cuh), each walking tiles; A split by a
-// pre-pass, or in the kernel (split_a_in_kernel). ld > N: the product of the
-// first N columns of B and C, whose rows are ld floats long (the rest is a
-// column strip's: row_strip.cuh); 0: N.
+// The kernel of operandPasses for `split` and strips of up to s <= kStripsInPasses rows or columns (0: none).
+template <bool SPLIT>
+auto operand_passes_kernel(int s) {
+    return s == 0 ? step16::operandPasses<SPLIT, 0> : s == 1 ? step16::operandPasses<SPLIT, 1>
+                                                             : step16::operandPasses<SPLIT, 2>;
+}
+inline auto operand_passes_kernel(bool split, int s) {
+    return split ? operand_passes_kernel<true>(s) : operand_passes_kernel<false>(s);
+}
+
+constexpr int kStripsInPasses = 2;
+
+// Blocks of an operandPasses kernel an SM holds (common::resident_blocks),
+// asked once per kernel: the two driver calls cost microseconds of host time
+// on every launch, before the first kernel of the call is launched (16j).
+inline int resident_passes(const void* kernel) {
+    static std::map<const void*, int> known;
+    auto it = known.find(kernel);
+    if (it == known.end()) it = known.emplace(kernel, common::resident_blocks(kernel, step16::kPassThreads, 0)).first;
+    return it->second;
+}
+
+// C's last rows and last columns (of the other rows) left to the fp32 strips
+// (row_strip.cuh; plans.cuh decides): up to kStripMaxRows each.
+struct Strips {
+    int rows = 0, cols = 0;
+};
+
+// C (M x N) = A B, the tiles on the first M - strips.rows rows and N -
+// strips.cols columns, the strips (if any) on the rest. `splits` slices of K
+// (fewer where K has fewer k-tiles, or where the partials would not fit
+// kSplitKScratchMaxBytes), then splitKReduce adds them, or with 2 slices the
+// two blocks of a cluster add them (pair_sum, where pair_sum_refusal() is ""
+// and `pair_sum` allows it); at most max_blocks blocks along x (one per SM:
+// plans.cuh), each walking tiles; A split by a pre-pass, or in the kernel
+// (split_a_in_kernel). The passes before the product (A's, B's padded copy,
+// the strips) are one launch where there is more than one (16j).
 template <class T>
 std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, int M, int N, int K, int splits,
-                                    int max_blocks, bool split_a_in_kernel = false, bool pair_sum = true, int ld = 0) {
-    if (ld == 0) ld = N;
+                                    int max_blocks, bool split_a_in_kernel = false, bool pair_sum = true,
+                                    Strips strips = {}) {
+    const int m = M - strips.rows, n = N - strips.cols;  // the tiles' part of C
     // FLOAT32 maps: A's halves are TF32 already, and the low bits of A (split in the kernel) and B are needed.
     constexpr CUtensorMapDataType bits = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     const int k_tiles = common::ceil_div(K, T::BK);
-    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
+    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(m, n)}));
     const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
     splits = common::ceil_div(K, k_split);  // no empty slice
     pair_sum = pair_sum && splits == 2 && pair_sum_refusal<T>().empty();
     const auto kernel = split_a_in_kernel ? (pair_sum ? step16::sgemm3xTf32<T, true, true> : step16::sgemm3xTf32<T, true>)
                                           : (pair_sum ? step16::sgemm3xTf32<T, false, true> : step16::sgemm3xTf32<T, false>);
     const size_t smem = pair_sum ? T::PAIR_SMEM : T::SMEM;
-    const std::string refused = common::request_dynamic_smem(kernel, smem);
+    const std::string refused = common::smem_refusal(smem);  // (the kernel is given it after the passes' launch)
     if (!refused.empty()) return "not launched: " + refused;
-    CUtensorMap m_big, m_small, mb;
-    std::string unmapped, a_what;
+
+    // The passes: what each part is given (step16::Passes), 0 blocks where it has nothing to do.
+    step16::Passes p{};
+    p.A = A, p.B = B, p.C = C, p.M = M, p.N = N, p.K = K, p.m = m, p.n = n;
+    const PreparedB pb = prepare_b(B, N, K, true, kPaddedB, "B", false);  // the pass fills the copy, if any
+    std::string a_what;
+    const float* a_tiles = A;  // what the A maps read
     if (split_a_in_kernel) {
-        const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");  // A is M rows of K
-        unmapped = tensor_map_2d(&m_big, pa.b, M, K, pa.ldb, T::BM, bits);
-        m_small = m_big;  // not read
+        const PreparedB pa = prepare_b(A, K, m, true, kPaddedA, "A", false);  // the tiles' m rows of K
+        p.a_big = pa.copy, a_tiles = pa.b, p.lda = pa.ldb;
         a_what = " A split in kernel" + pa.what;
     } else {
-        const int lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
-        float* a_big = scratch(kSplitA, size_t(2) * M * lda);
-        float* a_small = a_big + size_t(M) * lda;
-        common::launch_programmatic(step16::splitTf32, row_pass_grid(M, lda), row_pass_block(), A, a_big, a_small, M, K,
-                                    lda);
-        CHECK_LAUNCH();
-        unmapped = tensor_map_2d(&m_big, a_big, M, K, lda, T::BM, bits) +
-                   tensor_map_2d(&m_small, a_small, M, K, lda, T::BM, bits);
+        p.lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
+        p.a_big = scratch(kSplitA, size_t(2) * m * p.lda);
+        p.a_small = p.a_big + size_t(m) * p.lda;
+        a_tiles = p.a_big;
         a_what = " A split";
     }
-    const PreparedB pb = prepare_b(B, ld, K, true);
-    unmapped += tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK, bits);
+    p.ga = p.a_big ? row_pass_grid(m, p.lda) : dim3(0, 0);
+    p.b_copy = pb.copy, p.ldb = pb.ldb;
+    p.gb = pb.copy ? row_pass_grid(K, pb.ldb) : dim3(0, 0);
+    // The strips join the passes' launch where they are 1 or 2 rows and columns:
+    // then their code fits 64 registers a thread, and the passes keep 4 blocks
+    // of 256 threads an SM (wider strips: 119-167 registers, 1-2 blocks); else
+    // they are launches of their own after the product.
+    const bool fuse = std::max(strips.rows, strips.cols) <= kStripsInPasses;
+    const auto passes = operand_passes_kernel(!split_a_in_kernel, fuse ? std::max(strips.rows, strips.cols) : 0);
+    std::string strip_what;
+    p.gr = p.gc = dim3(0, 0);
+    if (strips.cols && fuse) {
+        p.gc = col_strip_grid(m, K);
+        p.col_partial = p.gc.y > 1 ? scratch(kColStripPartials, size_t(p.gc.y) * m * strips.cols) : nullptr;
+        p.col_arrived = zeroed_counters(kColStripArrivals, p.gc.x);
+        strip_what += " + " + std::to_string(strips.cols) + "-column strip";
+    }
+    if (strips.rows && fuse) {
+        const StripGrid g = row_strip_grid(strips.rows, N, K, resident_passes(reinterpret_cast<const void*>(passes)));
+        p.gr = g.grid, p.kc = g.kc;
+        p.row_partial = g.grid.y > 1 ? scratch(kStripPartials, size_t(g.grid.y) * strips.rows * N) : nullptr;
+        p.row_arrived = zeroed_counters(kStripArrivals, g.grid.x);
+        strip_what += " + " + std::to_string(strips.rows) + "-row strip";
+    }
+    if ((fuse && (strips.rows || strips.cols)) || (p.a_big && pb.copy)) {
+        const int blocks = step16::blocks_of(p.gr) + step16::blocks_of(p.gc) + step16::blocks_of(p.ga) +
+                           step16::blocks_of(p.gb);
+        common::launch_programmatic(passes, blocks, step16::kPassThreads, p);
+    } else if (p.a_small) {  // one part: its own kernel, as before 16j
+        common::launch_programmatic(step16::splitTf32, p.ga, row_pass_block(), A, p.a_big, p.a_small, m, K, p.lda);
+    } else if (p.a_big) {
+        common::launch_programmatic(padColumns, p.ga, row_pass_block(), A, p.a_big, m, K, p.lda);
+    } else if (pb.copy) {
+        common::launch_programmatic(padColumns, p.gb, row_pass_block(), B, pb.copy, K, N, pb.ldb);
+    }
+    CHECK_LAUNCH();
+    // Host work that can wait until the GPU has the passes (16j).
+    const std::string not_given = common::request_dynamic_smem(kernel, smem);
+    if (!not_given.empty()) return "not launched: " + not_given;
+
+    CUtensorMap m_big, m_small, mb;
+    std::string unmapped = tensor_map_2d(&m_big, a_tiles, m, K, p.lda, T::BM, bits);
+    if (p.a_small) unmapped += tensor_map_2d(&m_small, p.a_small, m, K, p.lda, T::BM, bits);
+    else m_small = m_big;  // not read: the kernel splits A
+    unmapped += tensor_map_2d(&mb, pb.b, K, n, pb.ldb, T::BK, bits);
     if (!unmapped.empty()) return "not launched: " + unmapped;
-    const size_t mn = size_t(M) * N;
+    const size_t mn = size_t(m) * n;
     float* partial = splits > 1 && !pair_sum ? scratch(kSplitKPartials, mn * splits) : nullptr;
-    const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);
+    const int tiles = common::ceil_div(m, T::BM) * common::ceil_div(n, T::BN);
     const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
     common::Launch l(grid, T::THREADS, smem);
     if (pair_sum) l.cluster(dim3(1, 2));
-    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, m_big, m_small, mb, C, M, N, ld, K, k_split, partial));
+    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, m_big, m_small, mb, C, m, n, N, K, k_split, partial));
     CHECK_LAUNCH();
     if (partial) {
-        common::launch_programmatic(splitKReduce, grid_stride_blocks(mn, 256), 256, partial, C, mn, splits, N, ld);
+        common::launch_programmatic(splitKReduce, grid_stride_blocks(mn, 256), 256, partial, C, mn, splits, n, N);
         CHECK_LAUNCH();
     }
+    if (!fuse && strips.cols) strip_what += launch_col_strip(A, B, C, m, N, K, strips.cols);
+    if (!fuse && strips.rows) strip_what += launch_row_strip(A + size_t(m) * K, B, C + size_t(m) * N, strips.rows, N, K);
     return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
            (pair_sum ? " summed in clusters of 2" : "") + " persistent P" + std::to_string(grid.x) + a_what +
-           c_pairs_what(C, ld) + pb.what;
+           c_pairs_what(C, N) + pb.what + strip_what;
 }
 
 }  // namespace matmul

@@ -76,8 +76,8 @@ inline size_t scratch_bytes(Scratch which) { return scratch_buffers().floats[whi
 // Grow-only device counters, zeroed when allocated: the kernels that use them
 // leave them at 0 (each consumer clears what it consumed), so they are never
 // cleared between launches. Stream-K's flags (one per block, step 9) and the
-// row strip's arrivals (one per column of blocks, row_strip.cuh).
-enum Counters { kStreamKFlags, kStripArrivals, kCounterKinds };
+// strips' arrivals (one per column, or row, of blocks: row_strip.cuh).
+enum Counters { kStreamKFlags, kStripArrivals, kColStripArrivals, kCounterKinds };
 inline int* zeroed_counters(Counters which, size_t n) {
     static int* p[kCounterKinds] = {};
     static size_t have[kCounterKinds] = {};
@@ -120,25 +120,34 @@ inline dim3 row_pass_grid(int rows, int ld) {
     return dim3(unsigned(x), unsigned(std::max(1, y)));
 }
 inline dim3 row_pass_block() { return dim3(kRowPassThreads, kRowPassRows); }
-// f(r, q) for every row r and float4 q of the destination that this thread takes.
+// f(r, q) for every row r and float4 q of the destination that this thread
+// takes, the block being block (x, y) of a grid of ny block rows: its own
+// launch's blockIdx and gridDim.y, unless the pass is part of a launch that
+// does more (step 16's operandPasses, whose blocks are one row of 256 threads).
 template <class F>
-__device__ __forceinline__ void for_each_row_float4(int rows, int ld, F&& f) {
-    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+__device__ __forceinline__ void for_each_row_float4(int rows, int ld, F&& f, int x, int y, int ny) {
+    const int t = threadIdx.y * blockDim.x + threadIdx.x;  // 0 .. kRowPassThreads * kRowPassRows - 1
+    const int q = x * kRowPassThreads + t % kRowPassThreads;
     if (4 * q >= ld) return;
-    for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += gridDim.y * blockDim.y) f(r, q);
+    for (int r = y * kRowPassRows + t / kRowPassThreads; r < rows; r += ny * kRowPassRows) f(r, q);
 }
 
-// B copied into rows of ldb floats (ldb = padded_pitch(N)), zero-padded.
-__global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
-    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
-    common::pdl_launch_dependents();
+// B copied into rows of ldb floats (ldb = padded_pitch(N)), zero-padded: the
+// part of block (x, y) of a grid of ny block rows.
+__device__ __forceinline__ void pad_rows(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb,
+                                         int x, int y, int ny) {
     for_each_row_float4(K, ldb, [&](int r, int q) {
         const float* b = B + size_t(r) * N + 4 * q;
         float v[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) v[e] = 4 * q + e < N ? b[e] : 0.0f;
         reinterpret_cast<float4*>(Bp + size_t(r) * ldb)[q] = make_float4(v[0], v[1], v[2], v[3]);
-    });
+    }, x, y, ny);
+}
+__global__ void padColumns(const float* __restrict__ B, float* __restrict__ Bp, int K, int N, int ldb) {
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
+    pad_rows(B, Bp, K, N, ldb, blockIdx.x, blockIdx.y, gridDim.y);
 }
 
 // The B the kernels read: B itself where 16-byte copies can read it (N % 4
@@ -150,8 +159,12 @@ struct PreparedB {
     int ldb;           // its row pitch in floats
     bool b16;          // 16-byte copies (the kernel's B16)
     std::string what;  // for the launch column
+    float* copy = nullptr;  // the padded copy (= b) where there is one, else nullptr
 };
-inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which = kPaddedB, const char* name = "B") {
+// launch = false: the copy's buffer is returned but not filled (the caller's
+// own pass fills it: step 16j's operandPasses).
+inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which = kPaddedB, const char* name = "B",
+                           bool launch = true) {
     const bool direct16 = rows16(B, N);
     const std::string why = N % 4 != 0 || direct16 ? "" : std::string(" (") + name + " not 16-byte aligned)";
     pad = pad && !direct16;
@@ -160,9 +173,11 @@ inline PreparedB prepare_b(const float* B, int N, int K, bool pad, Scratch which
     const int ldb = padded_pitch(N);
     const size_t total = size_t(K) * ldb;
     float* bp = scratch(which, total);
-    common::launch_programmatic(padColumns, row_pass_grid(K, ldb), row_pass_block(), B, bp, K, N, ldb);
-    CHECK_LAUNCH();
-    return {bp, ldb, true, std::string(" ") + name + " padded" + why};
+    if (launch) {
+        common::launch_programmatic(padColumns, row_pass_grid(K, ldb), row_pass_block(), B, bp, K, N, ldb);
+        CHECK_LAUNCH();
+    }
+    return {bp, ldb, true, std::string(" ") + name + " padded" + why, bp};
 }
 
 // Split-K's second step: C = sum over the splits of their partial results.

@@ -40,23 +40,31 @@ inline int strip_rows(int M) {
 // stage of 64 rows of k, warp w loads rows w, w + 8, ..., w + 56 of B (all 32
 // loads issued before the first multiply-add waits), while the block stages
 // those rows of A in shared memory. The warps' sums are added through shared
-// memory. With one slice (gridDim.y == 1) the block writes C; else it writes
+// memory. With one slice (ny == 1) the block writes C; else it writes
 // its partial sums to partial + y r N, and the last block of its column to
 // arrive (a counter per column, back to 0 after) adds the slices in order:
 // the same bits on every run.
+//
+// The body is a device function of the block's place (x, y) in a grid of ny
+// slices, so that step 16j can run it as some of the blocks of a launch that
+// does other things too; sgemmRowStrip is the launch of its own.
 template <int R>
-__global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)  // blocks an SM
-    sgemmRowStrip(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                  float* __restrict__ partial, int* __restrict__ arrived, int r, int N, int K, int kc) {
+struct RowStripSmem {
+    float a[R][kStripKStage];
+    float sums[kStripWarps][4][kStripCols];  // the warps' sums, 4 rows of C at a time
+    bool last;
+};
+template <int R>
+__device__ __forceinline__ void row_strip_block(RowStripSmem<R>& sm, const float* __restrict__ A,
+                                                const float* __restrict__ B, float* __restrict__ C,
+                                                float* __restrict__ partial, int* __restrict__ arrived, int r, int N,
+                                                int K, int kc, int x, int y, int ny) {
     constexpr int kThreads = kStripWarps * 32, kRowsPerPass = 4;
-    __shared__ float a[R][kStripKStage];
-    __shared__ float sums[kStripWarps][kRowsPerPass][kStripCols];
-    __shared__ bool last;
-    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
-    common::pdl_launch_dependents();
+    auto& a = sm.a;
+    auto& sums = sm.sums;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int k_begin = blockIdx.y * kc, k_end = min(K, k_begin + kc);
-    const int c0 = blockIdx.x * kStripCols;
+    const int k_begin = y * kc, k_end = min(K, k_begin + kc);
+    const int c0 = x * kStripCols;
     // Every load is made, from a clamped address where its column is past N
     // or its row past the slice (its value then dropped): loads under a
     // branch would not be issued together.
@@ -95,8 +103,8 @@ __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)
                 for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i][warp + u * kStripWarps], bv[u][j], acc[i][j]);
     }
     // The warps' sums, kRowsPerPass rows of C at a time, added in warp order.
-    const bool sliced = gridDim.y > 1;
-    float* out = sliced ? partial + size_t(blockIdx.y) * r * N : C;
+    const bool sliced = ny > 1;
+    float* out = sliced ? partial + size_t(y) * r * N : C;
 #pragma unroll
     for (int i0 = 0; i0 < R; i0 += kRowsPerPass) {
         __syncthreads();  // the previous pass is read
@@ -117,9 +125,9 @@ __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)
     if (!sliced) return;
     __threadfence();  // this block's partial sums are seen before its arrival is
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&arrived[blockIdx.x], 1) == int(gridDim.y) - 1;
+    if (threadIdx.x == 0) sm.last = atomicAdd(&arrived[x], 1) == ny - 1;
     __syncthreads();
-    if (!last) return;
+    if (!sm.last) return;
     __threadfence();
     for (int e = threadIdx.x; e < r * kStripCols; e += kThreads) {
         const int i = e / kStripCols, c = c0 + e % kStripCols;
@@ -127,28 +135,44 @@ __global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)
         const float* p = partial + size_t(i) * N + c;
         float sum = __ldcg(p);  // L2: the other blocks wrote it from other SMs
 #pragma unroll 8
-        for (unsigned y = 1; y < gridDim.y; ++y) sum += __ldcg(p + size_t(y) * r * N);
+        for (int z = 1; z < ny; ++z) sum += __ldcg(p + size_t(z) * r * N);
         C[size_t(i) * N + c] = sum;
     }
-    if (threadIdx.x == 0) arrived[blockIdx.x] = 0;  // for the next launch
+    if (threadIdx.x == 0) arrived[x] = 0;  // for the next launch
+}
+template <int R>
+__global__ void __launch_bounds__(kStripWarps * 32, R <= 4 ? 3 : R == 8 ? 2 : 1)  // blocks an SM
+    sgemmRowStrip(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                  float* __restrict__ partial, int* __restrict__ arrived, int r, int N, int K, int kc) {
+    __shared__ RowStripSmem<R> sm;
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
+    row_strip_block<R>(sm, A, B, C, partial, arrived, r, N, K, kc, blockIdx.x, blockIdx.y, gridDim.y);
 }
 
 // The strip's grid: as many slices of K as one wave of blocks holds (a
 // second, mostly empty wave would double the time), at most kStripMaxSlices
 // and at least 8 r rows of k each (the partial sums stay small beside B),
-// each a whole number of stages.
+// each a whole number of stages; `resident`: blocks an SM of the kernel that
+// runs it. grid.y slices of kc rows of k.
+struct StripGrid {
+    dim3 grid;
+    int kc;
+};
+inline StripGrid row_strip_grid(int r, int N, int K, int resident) {
+    const int cols = common::ceil_div(N, kStripCols);
+    const int slices = std::max(1, std::min({resident * common::sm_count() / cols, kStripMaxSlices, K / (8 * r)}));
+    const int kc = common::ceil_div(common::ceil_div(K, kStripKStage), slices) * kStripKStage;
+    return {dim3(cols, common::ceil_div(K, kc)), kc};
+}
 inline std::string launch_row_strip(const float* A, const float* B, float* C, int r, int N, int K) {
     const auto kernel = r == 1 ? sgemmRowStrip<1> : r == 2 ? sgemmRowStrip<2> : r <= 4 ? sgemmRowStrip<4>
                       : r <= 8 ? sgemmRowStrip<8> : sgemmRowStrip<16>;
-    const int cols = common::ceil_div(N, kStripCols);
-    const int slots = common::resident_blocks(reinterpret_cast<const void*>(kernel), kStripWarps * 32, 0) *
-                      common::sm_count();
-    const int slices = std::max(1, std::min({slots / cols, kStripMaxSlices, K / (8 * r)}));
-    const int kc = common::ceil_div(common::ceil_div(K, kStripKStage), slices) * kStripKStage;
-    const dim3 grid(cols, common::ceil_div(K, kc));
-    float* partial = grid.y > 1 ? scratch(kStripPartials, size_t(grid.y) * r * N) : nullptr;
-    common::launch_programmatic(kernel, grid, kStripWarps * 32, A, B, C, partial, zeroed_counters(kStripArrivals, cols), r,
-                                N, K, kc);
+    const StripGrid g = row_strip_grid(
+        r, N, K, common::resident_blocks(reinterpret_cast<const void*>(kernel), kStripWarps * 32, 0));
+    float* partial = g.grid.y > 1 ? scratch(kStripPartials, size_t(g.grid.y) * r * N) : nullptr;
+    int* arrived = zeroed_counters(kStripArrivals, g.grid.x);
+    common::launch_programmatic(kernel, g.grid, kStripWarps * 32, A, B, C, partial, arrived, r, N, K, g.kc);
     CHECK_LAUNCH();
     return " + " + std::to_string(r) + "-row strip";
 }
@@ -168,80 +192,103 @@ std::string with_row_strip(int strip, const float* A, const float* B, float* C, 
 // + 1), the tiled kernels spend a whole tile column on them. A product of
 // c <= kStripMaxRows columns reads A once and does c multiply-adds per
 // element of A: C (M x c, pitch ldc) = A (M x K, pitch K) B (K x c, pitch ldb).
-constexpr int kColStripWarps = 16;  // a block's warps take one row of A each ...
-constexpr int kColStripK = 512;     // ... over one slice of k, whose rows of B the block stages
+// Step 16 runs it among the blocks of its operands' pass (16j: no launch of
+// its own).
+constexpr int kColStripWarps = 8;  // a block's warps take one row of A each ...
+constexpr int kColStripK = 512;    // ... over one slice of k, whose rows of B the block stages
 
 // Columns of N that a strip takes: the rule of strip_rows, on N.
 inline int strip_cols(int N) { return strip_rows(N); }
 
-// Block (x, y) takes rows x kColStripWarps + w (warp w) and k in
-// [y kColStripK, (y + 1) kColStripK); lane l multiplies k = l, l + 32, ...
-// of its row by the slice's c columns of B (staged as b[j][k]: the lanes
-// read consecutive k, 32 banks), then the warp adds its lanes' sums
-// (shuffles). One slice writes C; more write partial sums (M x c each) that
-// splitKReduce (operands.cuh, with C's pitch) adds in slice order: the same
-// bits on every run.
+// Block (x, y) of a grid of ny slices takes rows x kColStripWarps + w (warp
+// w) and k in [y kColStripK, (y + 1) kColStripK); lane l loads k = l, l + 32,
+// ... of its row (16 loads at once) and multiplies them by the slice's c
+// columns of B (staged as b[j][k]: the lanes read consecutive k, 32 banks),
+// in that order, then the warp adds its lanes' sums
+// (shuffles). One slice writes C; more write partial sums (M x c each), and
+// the last block of each row of blocks to arrive (a counter per row of
+// blocks, back to 0 after, as in sgemmRowStrip) adds them in slice order:
+// the same bits on every run. (Until step 16j a second launch, splitKReduce,
+// added them: the same sums.)
 template <int R>
-__global__ void __launch_bounds__(kColStripWarps * 32)
-    sgemmColStrip(const float* __restrict__ A, const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
-                  float* __restrict__ partial, int M, int c, int K) {
-    __shared__ float b[R][kColStripK + 1];  // +1: the staging writes (c floats of a row, then the next row) spread
+struct ColStripSmem {
+    float b[R][kColStripK + 1];  // +1: the staging writes (c floats of a row, then the next row) spread
+    bool last;
+};
+inline dim3 col_strip_grid(int M, int K) { return dim3(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK)); }
+template <int R>
+__device__ __forceinline__ void col_strip_block(ColStripSmem<R>& sm, const float* __restrict__ A,
+                                                const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
+                                                float* __restrict__ partial, int* __restrict__ arrived, int M, int c,
+                                                int K, int x, int y, int ny) {
+    auto& b = sm.b;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
-    common::pdl_launch_dependents();
-    const int k0 = blockIdx.y * kColStripK, kn = min(kColStripK, K - k0);
-    for (int i = threadIdx.x; i < R * kColStripK; i += blockDim.x) {
+    const int k0 = y * kColStripK, kn = min(kColStripK, K - k0);
+    for (int i = threadIdx.x; i < R * kColStripK; i += kColStripWarps * 32) {
         const int k = i / R, j = i % R;
         b[j][k] = k < kn && j < c ? B[size_t(k0 + k) * ldb + j] : 0.0f;
     }
     __syncthreads();
-    const int m = blockIdx.x * kColStripWarps + warp;
-    if (m >= M) return;
-    const float* a = A + size_t(m) * K + k0;
-    float acc[R] = {};
-#pragma unroll 4
-    for (int k = lane; k < kn; k += 32) {
-        const float v = __ldg(a + k);
+    const int m = x * kColStripWarps + warp;
+    const bool writes = m < M && lane < c;  // lane j holds column j's sum of row m
+    float mine = 0.0f;
+    if (m < M) {
+        const float* a = A + size_t(m) * K + k0;
+        constexpr int kLoads = kColStripK / 32;  // every load of the slice issued before the first multiply-add
+        float v[kLoads];
 #pragma unroll
-        for (int j = 0; j < R; ++j) acc[j] = fmaf(v, b[j][k], acc[j]);
+        for (int u = 0; u < kLoads; ++u) v[u] = lane + 32 * u < kn ? __ldg(a + lane + 32 * u) : 0.0f;
+        float acc[R] = {};
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u)
+#pragma unroll
+            for (int j = 0; j < R; ++j) acc[j] = fmaf(v[u], b[j][lane + 32 * u], acc[j]);  // b is 0 past kn
+#pragma unroll
+        for (int j = 0; j < R; ++j) {  // a constant index keeps acc in registers
+#pragma unroll
+            for (int o = 16; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+            if (lane == j) mine = acc[j];
+        }
     }
-    float mine = 0.0f;  // lane j keeps column j's sum (a constant index keeps acc in registers)
-#pragma unroll
-    for (int j = 0; j < R; ++j) {
-#pragma unroll
-        for (int o = 16; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
-        if (lane == j) mine = acc[j];
+    if (ny == 1) {
+        if (writes) C[size_t(m) * ldc + lane] = mine;
+        return;
     }
-    if (lane >= c) return;
-    if (gridDim.y == 1) C[size_t(m) * ldc + lane] = mine;
-    else partial[(size_t(blockIdx.y) * M + m) * c + lane] = mine;
+    if (writes) partial[(size_t(y) * M + m) * c + lane] = mine;
+    __threadfence();  // this block's partial sums are seen before its arrival is
+    __syncthreads();
+    if (threadIdx.x == 0) sm.last = atomicAdd(&arrived[x], 1) == ny - 1;
+    __syncthreads();
+    if (!sm.last) return;
+    __threadfence();
+    if (writes) {
+        const float* p = partial + size_t(m) * c + lane;
+        float sum = __ldcg(p);  // L2: the other blocks wrote it from other SMs
+        for (int z = 1; z < ny; ++z) sum += __ldcg(p + size_t(z) * M * c);
+        C[size_t(m) * ldc + lane] = sum;
+    }
+    if (threadIdx.x == 0) arrived[x] = 0;  // for the next launch
 }
-
+template <int R>
+__global__ void __launch_bounds__(kColStripWarps * 32)
+    sgemmColStrip(const float* __restrict__ A, const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
+                  float* __restrict__ partial, int* __restrict__ arrived, int M, int c, int K) {
+    __shared__ ColStripSmem<R> sm;
+    common::pdl_wait();  // launched programmatically (step 16h): before any global memory access
+    common::pdl_launch_dependents();
+    col_strip_block<R>(sm, A, B, ldb, C, ldc, partial, arrived, M, c, K, blockIdx.x, blockIdx.y, gridDim.y);
+}
 // C's last c columns (pitch N) = A (M x K) times B's last c columns (pitch N).
 inline std::string launch_col_strip(const float* A, const float* B, float* C, int M, int N, int K, int c) {
     const auto kernel = c == 1 ? sgemmColStrip<1> : c == 2 ? sgemmColStrip<2> : c <= 4 ? sgemmColStrip<4>
                       : c <= 8 ? sgemmColStrip<8> : sgemmColStrip<16>;
-    const dim3 grid(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK));
+    const dim3 grid = col_strip_grid(M, K);
     float* partial = grid.y > 1 ? scratch(kColStripPartials, size_t(grid.y) * M * c) : nullptr;
-    common::launch_programmatic(kernel, grid, kColStripWarps * 32, A, B + (N - c), N, C + (N - c), N, partial, M, c, K);
+    int* arrived = zeroed_counters(kColStripArrivals, grid.x);
+    common::launch_programmatic(kernel, grid, kColStripWarps * 32, A, B + (N - c), N, C + (N - c), N, partial, arrived,
+                                M, c, K);
     CHECK_LAUNCH();
-    if (partial) {
-        // The slices are M x c each: splitKReduce with rows of c floats, N apart in C.
-        common::launch_programmatic(splitKReduce, grid_stride_blocks(size_t(M) * c, 256), 256, partial, C + (N - c),
-                                    size_t(M) * c, int(grid.y), c, N);
-        CHECK_LAUNCH();
-    }
     return " + " + std::to_string(c) + "-column strip";
-}
-
-// body(n) runs the tiled product on the first n columns (C's pitch stays N)
-// and returns its launch column; with strip > 0 the last `strip` columns go
-// to sgemmColStrip.
-template <class Body>
-std::string with_col_strip(int strip, const float* A, const float* B, float* C, int M, int N, int K, Body&& body) {
-    if (strip == 0) return body(N);
-    const std::string what = body(N - strip);
-    return what + launch_col_strip(A, B, C, M, N, K, strip);
 }
 
 }  // namespace matmul
