@@ -205,9 +205,9 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastColumnsAsAStrip) {
 
 // Step 16j's one launch for the passes (operandPasses): A's split or padded
 // copy and B's padded copy, alone or together (K and N not multiples of 4),
-// with a strip or not; exact on integers, and the launch column names what
-// was padded. The column strip's slices, added by its last block, give the
-// same bits on every launch.
+// with strips (of 1 or 2: in that launch; 3: after the product) or without;
+// exact on integers, and the launch column names what was padded. The column
+// strip's slices, added by its last block, give the same bits on every launch.
 TEST(TmaWgmmaSteps, ThreeTf32OperandPassesInOneLaunchAreExact) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
@@ -215,7 +215,8 @@ TEST(TmaWgmmaSteps, ThreeTf32OperandPassesInOneLaunchAreExact) {
                     Shape{130, 64, 63}, Shape{64, 130, 64}})
         for (bool in_kernel : {false, true})
             for (bool with_strip : {false, true}) {
-                const matmul::Strips strips{with_strip ? matmul::strip_rows(s.m) : 0, with_strip ? matmul::strip_cols(s.n) : 0};
+                const matmul::Strips strips =
+                    with_strip ? matmul::Strips{matmul::strip_rows(s.m), matmul::strip_cols(s.n)} : matmul::Strips{};
                 std::string what;
                 expect_exact(s, std::string(in_kernel ? "A split in kernel" : "A split by the pass") +
                                     (with_strip ? " with its strips" : ""),
@@ -228,15 +229,17 @@ TEST(TmaWgmmaSteps, ThreeTf32OperandPassesInOneLaunchAreExact) {
                 if (in_kernel)
                     EXPECT_EQ(what.find(" A padded") != std::string::npos, s.k % 4 != 0) << name_of(s) << ": " << what;
             }
-    const Shape s{1031, 131, 4099};  // a column strip of 3, 9 slices of K
-    const Data d = make_data(s, 5, false);
-    const auto launch = [&](const float* A, const float* B, float* C) {
-        matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, 1, 1 << 20, false, true,
-                                                           {0, matmul::strip_cols(s.n)});
-    };
-    const std::vector<float> a = run(d, s, launch), b = run(d, s, launch);
-    EXPECT_EQ(compare(a, d, within(matmul::Math::Fp32, s.k)).bad, 0u);
-    EXPECT_TRUE(a == b);
+    // Column strips of 2 (in the passes' launch) and 3 (a launch of its own), 9 slices of K each.
+    for (Shape s : {Shape{1031, 130, 4099}, Shape{1031, 131, 4099}}) {
+        const Data d = make_data(s, 5, false);
+        const auto launch = [&](const float* A, const float* B, float* C) {
+            matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, 1, 1 << 20, false, true,
+                                                               {0, matmul::strip_cols(s.n)});
+        };
+        const std::vector<float> a = run(d, s, launch), b = run(d, s, launch);
+        EXPECT_EQ(compare(a, d, within(matmul::Math::Fp32, s.k)).bad, 0u) << name_of(s);
+        EXPECT_TRUE(a == b) << name_of(s);
+    }
 }
 
 // What the TF32 launchers say they ran where the TMA's rules (16-byte aligned

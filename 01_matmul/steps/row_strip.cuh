@@ -24,6 +24,7 @@ constexpr int kStripCols = 128;   // ... and share its columns: 4 per lane, 32 a
 constexpr int kStripLoads = 8;    // rows of k per warp and stage: 32 loads a lane issues at once
 constexpr int kStripKStage = kStripLoads * kStripWarps;  // 64 rows of k per stage
 constexpr int kStripMaxSlices = 32;                      // slices of K (blocks along y)
+constexpr int kStripRowsPerPass = 4;                     // rows of C whose warps' sums are added at once
 
 // Rows of M that a strip takes: M % 128 where that is 1..kStripMaxRows and
 // something is left for the tiles, else 0.
@@ -51,7 +52,7 @@ inline int strip_rows(int M) {
 template <int R>
 struct RowStripSmem {
     float a[R][kStripKStage];
-    float sums[kStripWarps][4][kStripCols];  // the warps' sums, 4 rows of C at a time
+    float sums[kStripWarps][kStripRowsPerPass][kStripCols];  // the warps' sums, a few rows of C at a time
     bool last;
 };
 template <int R>
@@ -59,7 +60,7 @@ __device__ __forceinline__ void row_strip_block(RowStripSmem<R>& sm, const float
                                                 const float* __restrict__ B, float* __restrict__ C,
                                                 float* __restrict__ partial, int* __restrict__ arrived, int r, int N,
                                                 int K, int kc, int x, int y, int ny) {
-    constexpr int kThreads = kStripWarps * 32, kRowsPerPass = 4;
+    constexpr int kThreads = kStripWarps * 32, kRowsPerPass = kStripRowsPerPass;
     auto& a = sm.a;
     auto& sums = sm.sums;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -192,8 +193,8 @@ std::string with_row_strip(int strip, const float* A, const float* B, float* C, 
 // + 1), the tiled kernels spend a whole tile column on them. A product of
 // c <= kStripMaxRows columns reads A once and does c multiply-adds per
 // element of A: C (M x c, pitch ldc) = A (M x K, pitch K) B (K x c, pitch ldb).
-// Step 16 runs it among the blocks of its operands' pass (16j: no launch of
-// its own).
+// Step 16 runs strips of 1 or 2 columns among the blocks of its operands'
+// pass (16j), wider ones in a launch of their own.
 constexpr int kColStripWarps = 8;  // a block's warps take one row of A each ...
 constexpr int kColStripK = 512;    // ... over one slice of k, whose rows of B the block stages
 
@@ -202,20 +203,21 @@ inline int strip_cols(int N) { return strip_rows(N); }
 
 // Block (x, y) of a grid of ny slices takes rows x kColStripWarps + w (warp
 // w) and k in [y kColStripK, (y + 1) kColStripK); lane l loads k = l, l + 32,
-// ... of its row (16 loads at once) and multiplies them by the slice's c
-// columns of B (staged as b[j][k]: the lanes read consecutive k, 32 banks),
-// in that order, then the warp adds its lanes' sums
-// (shuffles). One slice writes C; more write partial sums (M x c each), and
-// the last block of each row of blocks to arrive (a counter per row of
-// blocks, back to 0 after, as in sgemmRowStrip) adds them in slice order:
-// the same bits on every run. (Until step 16j a second launch, splitKReduce,
-// added them: the same sums.)
+// ... of its row (16 loads at once) and multiplies them, in that order, by the
+// slice's c columns of B (staged as b[j][k]: the lanes read consecutive k, 32
+// banks); then the warp adds its lanes' sums (shuffles). One slice writes C;
+// more write partial sums (M x c each), and the last block of each row of
+// blocks to arrive (a counter per row of blocks, back to 0 after, as in
+// sgemmRowStrip) adds them in slice order: the same bits on every run. (Until
+// step 16j a second launch, splitKReduce, added them: the same sums.)
 template <int R>
 struct ColStripSmem {
     float b[R][kColStripK + 1];  // +1: the staging writes (c floats of a row, then the next row) spread
     bool last;
 };
-inline dim3 col_strip_grid(int M, int K) { return dim3(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK)); }
+inline dim3 col_strip_grid(int M, int K) {
+    return dim3(common::ceil_div(M, kColStripWarps), common::ceil_div(K, kColStripK));
+}
 template <int R>
 __device__ __forceinline__ void col_strip_block(ColStripSmem<R>& sm, const float* __restrict__ A,
                                                 const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
