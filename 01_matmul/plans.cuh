@@ -344,13 +344,14 @@ struct Tf32Plan {
 // shortest slice of K a split may leave.
 inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide_smem, size_t narrow_smem,
                           int max_splits, double peer_flops = kTf32FlopsPerSecond, bool pair_sum = false,
-                          int min_slice = kMinSplitK) {
+                          int min_slice = kMinSplitK, int min_splits = 1) {
     Tf32Plan best;
     for (bool wide : {true, false}) {
         const size_t smem = wide ? wide_smem : narrow_smem;
         if (smem == 0 || smem > g.smem_per_block) continue;
         for (int s : kSplitFactors) {
             if (s > max_splits || !split_allowed(s, M, N, K, min_slice)) break;
+            if (s < min_splits) continue;
             const double slices = modelled_rate(wide ? kWideModel : kNarrowModel, M, N, K, s, g.sms, 1.0);
             const double score = with_split_pass(slices, peer_flops, M, N, K, s, pair_sum);
             if (score > best.score * (s > 1 ? kSplitMargin : 1.0)) best = {wide, s, score};
@@ -367,9 +368,9 @@ Tf32Plan plan_wgmma(int M, int N, int K, const common::Gpu& g, int max_splits) {
 // 256^3 and 384^3 in one slice, 4 and 9 blocks on 132 SMs: two slices measured
 // 13% and 23% faster on the H100; 1000 x 333 x 77's 77 cut into 64 + 13 lost).
 constexpr int kMin3xTf32Slice = 2 * Split3Tile::BK;
-inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g) {
+inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g, int min_splits = 1) {
     return plan_tf32(M, N, K, g, 0, Split3Tile::SMEM, kAnySplit, kTf32FlopsPerSecond / 3,
-                     pair_sum_refusal<Split3Tile>(g).empty(), kMin3xTf32Slice);
+                     pair_sum_refusal<Split3Tile>(g).empty(), kMin3xTf32Slice, min_splits);
 }
 
 // ---- Where the wgmma steps (12-16) run -----------------------------------------
@@ -475,13 +476,22 @@ inline double strip_seconds(int N, int K) {
 // other rows), or both, whichever the model says takes least time, the tiles
 // on what is left plus the strips (--tune marks the same pick). Both at once
 // can pay where neither alone does: 1025^3 leaves 1024^3 to the tiles, 64 of
-// them, which split-K 2 makes 128 blocks on 132 SMs. A column strip may not
-// take slices of K away from the tiles: fewer slices are longer fp32 sums in
-// each block, and the error grows (1021 x 1031 x 16381 with a 7-column strip
-// went from split-K 16 to 2 and its max error from 0.69 to 1.21 x cuBLAS
-// fp32's, measured on the H200; the model prices time only). The row strip
-// keeps the rule it was measured with (2049 x 2047 x 2051: split-K 2 to 1,
-// error 0.29 x cuBLAS fp32's).
+// them, which split-K 2 makes 128 blocks on 132 SMs. Beside a column strip
+// the tiles' slices of K may be no longer than the whole plan's, or than
+// kMaxStripSlice where that is longer: each slice is one fp32 sum of its
+// k-tiles' products in a block, and the error grows with it (the model prices
+// time only). Measured on the H200, max error / cuBLAS fp32's: 1021 x 1031 x
+// 16381 with a 7-column strip 1.21 with slices of 8191 (split-K 2, the tiles'
+// own plan), 0.78 with 4096 (4: the pick), 0.69 with 1024 (16, no strip);
+// 1031 x 2053 x 4099 with both strips 0.87 with one slice of 4099, 0.56 with
+// 2050 (the pick), 0.50 with 1376 (split-K 3, no strips). The row strip keeps
+// the rule it was measured with (2049 x 2047 x 2051: split-K 2 to 1, error
+// 0.29 x cuBLAS fp32's).
+constexpr int kMaxStripSlice = 4096;
+// The length of each of `splits` slices of K: whole k-tiles (launch_sgemm3xTf32_with).
+inline int slice_of(int K, int splits) {
+    return common::ceil_div(common::ceil_div(K, Split3Tile::BK), splits) * Split3Tile::BK;
+}
 struct Pick3xTf32 {
     Tf32Plan plan;
     bool a_in_kernel;
@@ -497,8 +507,9 @@ inline Pick3xTf32 pick_3xtf32(const float* A, int M, int N, int K, const common:
         for (int r : {0, strip_rows(M)})
             for (int c : {0, strip_cols(N)}) {
                 if (r == 0 && c == 0) continue;
-                const Tf32Plan body = plan_3xtf32(M - r, N - c, K, g);
-                if (body.score <= 0 || (c > 0 && body.splits < whole.splits)) continue;
+                const int min_splits = c > 0 ? common::ceil_div(K, std::max(slice_of(K, whole.splits), kMaxStripSlice)) : 1;
+                const Tf32Plan body = plan_3xtf32(M - r, N - c, K, g, min_splits);
+                if (body.score <= 0) continue;
                 const double s = 2.0 * (M - r) * (N - c) * K / (body.score * peer) + (r ? strip_seconds(N, K) : 0) +
                                  (c ? strip_seconds(M - r, K) : 0);
                 if (s < best_s) best_s = s, best = {body, false, r, c};

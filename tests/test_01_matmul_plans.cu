@@ -224,9 +224,10 @@ TEST(MatmulPlan, StripsTakeAFewRowsPastTheTiles) {
 // The same rule on N (step 16e): 3xTF32 leaves the last 1..16 columns to a
 // column strip where its tiles would spend a whole tile column on them
 // (1025^3: 81 tiles of 128 x 128 on 132 SMs, against 64 and split-K 2), not
-// where the columns fill their tiles, and not where the tiles left would
-// take fewer slices of K (longer sums: 1031 x 2053 x 4099, split-K 3 without
-// strips, 1 with them; 1021 x 1031 x 16381, 16 and 2).
+// where the columns fill their tiles; and beside a column strip the tiles'
+// slices of K are no longer than the whole plan's or kMaxStripSlice (longer
+// sums, larger errors: 1031 x 2053 x 4099 takes both strips with split-K 2,
+// not 1; 1021 x 1031 x 16381 its 7-column strip with split-K 4, not 2).
 TEST(MatmulPlan, ColumnStripsTakeAFewColumnsPastTheTiles) {
     EXPECT_EQ(matmul::strip_cols(1025), 1);
     EXPECT_EQ(matmul::strip_cols(2053), 5);
@@ -236,11 +237,31 @@ TEST(MatmulPlan, ColumnStripsTakeAFewColumnsPastTheTiles) {
     EXPECT_EQ(p.col_strip, 1);
     EXPECT_EQ(p.strip, 1);
     EXPECT_EQ(p.plan.splits, 2);
-    for (Shape s : {Shape{4096, 4096, 4096}, Shape{2049, 2047, 2051}, Shape{129, 65, 33}, Shape{1031, 2053, 4099},
-                    Shape{1021, 1031, 16381}}) {
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{2049, 2047, 2051}, Shape{129, 65, 33}}) {
         const matmul::Pick3xTf32 q = matmul::pick_3xtf32(nullptr, s.m, s.n, s.k, g);
         EXPECT_EQ(q.col_strip, 0) << name_of(s);
         if (q.strip == 0) EXPECT_EQ(q.plan.splits, matmul::plan_3xtf32(s.m, s.n, s.k, g).splits) << name_of(s);
+    }
+    const matmul::Pick3xTf32 both = matmul::pick_3xtf32(nullptr, 1031, 2053, 4099, g);
+    EXPECT_EQ(both.strip, 7);
+    EXPECT_EQ(both.col_strip, 5);
+    EXPECT_EQ(both.plan.splits, 2);  // the tiles' own plan is 1: one slice of 4099
+    EXPECT_EQ(matmul::plan_3xtf32(1024, 2048, 4099, g).splits, 1);
+    const matmul::Pick3xTf32 cols = matmul::pick_3xtf32(nullptr, 1021, 1031, 16381, g);
+    EXPECT_EQ(cols.col_strip, 7);
+    EXPECT_EQ(cols.plan.splits, 4);  // slices of 4096; the tiles' own plan is 2
+    EXPECT_EQ(matmul::plan_3xtf32(1021, 1024, 16381, g).splits, 2);
+    // Every preset GPU: the slices beside a column strip stay within the bound.
+    for (const common::GpuPreset& q : common::kGpuPresets) {
+        const common::Gpu gq = common::gpu_of(q);
+        for (Shape s : {Shape{1031, 2053, 4099}, Shape{1021, 1031, 16381}, Shape{1025, 1025, 1025},
+                        Shape{4999, 5003, 5009}}) {
+            const matmul::Pick3xTf32 p = matmul::pick_3xtf32(nullptr, s.m, s.n, s.k, gq);
+            if (p.col_strip == 0 || p.plan.score <= 0) continue;
+            const int whole = matmul::slice_of(s.k, matmul::plan_3xtf32(s.m, s.n, s.k, gq).splits);
+            EXPECT_LE(matmul::slice_of(s.k, p.plan.splits), std::max(whole, matmul::kMaxStripSlice))
+                << name_of(s) << " on " << q.name;
+        }
     }
 }
 
