@@ -341,7 +341,8 @@ struct Tf32Plan {
 // and, where max_splits > 1, split-K factors, the best modelled rate
 // (fractions of peer_flops, the rate of a wide tile at large sizes).
 // pair_sum: 2 slices need no second pass (with_split_pass); min_slice: the
-// shortest slice of K a split may leave.
+// shortest slice of K a split may leave; min_splits: the fewest slices (step
+// 16k: beside a column strip, pick_3xtf32).
 inline Tf32Plan plan_tf32(int M, int N, int K, const common::Gpu& g, size_t wide_smem, size_t narrow_smem,
                           int max_splits, double peer_flops = kTf32FlopsPerSecond, bool pair_sum = false,
                           int min_slice = kMinSplitK, int min_splits = 1) {
