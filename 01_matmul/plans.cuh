@@ -454,10 +454,15 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
 // of the product's modelled time: where N is small (the pass is a large share
 // of a product with few tile columns) or the slices are short.
 constexpr double kSplitInKernelCost = 0.25;
+// The length of each of `splits` slices of K: whole k-tiles (launch_sgemm3xTf32_with).
+static_assert(kNarrowModel.bk == Split3Tile::BK, "the model's k-tile is 3xTF32's");
+inline int slice_of(int K, int splits) {
+    return common::ceil_div(common::ceil_div(K, Split3Tile::BK), splits) * Split3Tile::BK;
+}
 inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_aligned) {
     if (p.score <= 0) return false;
     const double product = 2.0 * M * N * K / (p.score * kTf32FlopsPerSecond / 3);
-    const int k_slice = common::ceil_div(common::ceil_div(K, kNarrowModel.bk), p.splits) * kNarrowModel.bk;
+    const int k_slice = slice_of(K, p.splits);
     const double loop = double(k_slice) / (k_slice + kNarrowModel.fixed);  // the k-loop's share of a block's time
     const double bytes = double(M) * K * sizeof(float);
     const double pre_pass = 3.0 * bytes / kDramBytesPerSecond + kProgrammaticPassSeconds;
@@ -489,10 +494,6 @@ inline double strip_seconds(int N, int K) {
 // the rule it was measured with (2049 x 2047 x 2051: split-K 2 to 1, error
 // 0.29 x cuBLAS fp32's).
 constexpr int kMaxStripSlice = 4096;
-// The length of each of `splits` slices of K: whole k-tiles (launch_sgemm3xTf32_with).
-inline int slice_of(int K, int splits) {
-    return common::ceil_div(common::ceil_div(K, Split3Tile::BK), splits) * Split3Tile::BK;
-}
 struct Pick3xTf32 {
     Tf32Plan plan;
     bool a_in_kernel;
