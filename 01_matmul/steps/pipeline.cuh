@@ -61,6 +61,7 @@ struct Tile {
     static constexpr int A_STAGE = BK * LDA, B_STAGE = BK * LDB;
     static constexpr size_t SMEM = size_t(STAGES) * (A_STAGE + B_STAGE) * sizeof(float);
     static_assert(WM % 32 == 0 && WN % 16 == 0 && BM % WM == 0 && BN % WN == 0, "warp tile layout");
+    static_assert(BK >= 2, "sgemmCpAsync issues a k-tile's copies after its k 0 and k 1");
     static_assert(THREADS % BK == 0 && BM % (THREADS / BK) == 0, "A copies must divide evenly");
     static_assert(THREADS % BN == 0 && BK % (THREADS / BN) == 0, "4-byte B copies must divide evenly");
     static_assert(THREADS % (BN / 4) == 0 && BK % (THREADS / (BN / 4)) == 0, "16-byte B copies must divide evenly");
@@ -107,13 +108,18 @@ struct CopyPlan {
         k_span = K - k_begin;
     }
 
-    // Issues the copies of the next k-tile into one stage's buffers.
-    __device__ __forceinline__ void load(float* as, float* bs, int K, int ldb) {
+    // Issues the copies of the next k-tile into one stage's buffers: A's with
+    // load_a, then B's with load_b, which moves on to the k-tile after it.
+    // sgemmCpAsync issues the two between its first multiply-adds (step 8f);
+    // load() issues both at once.
+    __device__ __forceinline__ void load_a(float* as, int K) const {
         const bool a_k_ok = a_k + next_k < k_span;
 #pragma unroll
         for (int it = 0; it < A_IT; ++it)
             cp_async4(as + a_k * T::LDA + a_m + it * A_ROWS, a_src + size_t(it) * A_ROWS * K,
                       a_k_ok && ((a_rows_ok >> it) & 1));
+    }
+    __device__ __forceinline__ void load_b(float* bs, int ldb) {
 #pragma unroll
         for (int it = 0; it < B_IT; ++it) {
             const bool ok = b_col_ok && b_k + it * B_ROWS + next_k < k_span;
@@ -126,11 +132,22 @@ struct CopyPlan {
         b_src += size_t(T::BK) * ldb;
         next_k += T::BK;
     }
+    __device__ __forceinline__ void load(float* as, float* bs, int K, int ldb) {
+        load_a(as, K);
+        load_b(bs, ldb);
+    }
 };
 
 // One k of the warp-tiled outer product: WMI + WNI conflict-free LDS.128 of
 // this lane's A and B values (as, bs: the stage's buffers at the lane's first
 // row and column), then TM x TN FFMA.
+// The FFMA go along row i of the accumulators and back along row i + 1 (a
+// zigzag), so that consecutive FFMA share an operand at every step, the turn
+// from one row to the next included: b[TN - 1] there, where row order would
+// change both. The sums are the same (each accumulator still adds its k in
+// order); only the order among the TM x TN independent FFMA changes. Measured
+// (H200, step 8f): 1-3.5% faster for every configuration; SASS: more operands
+// marked .reuse (the operand reuse cache); ncu: fewer dispatch stalls.
 template <class T>
 __device__ __forceinline__ void mma_k(const float* as, const float* bs, int kk, float (&acc)[T::TM][T::TN]) {
     float a[T::TM], b[T::TN];
@@ -143,7 +160,10 @@ __device__ __forceinline__ void mma_k(const float* as, const float* bs, int kk, 
 #pragma unroll
     for (int i = 0; i < T::TM; ++i)
 #pragma unroll
-        for (int j = 0; j < T::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int jj = 0; jj < T::TN; ++jj) {
+            const int j = i % 2 == 0 ? jj : T::TN - 1 - jj;
+            acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
 }
 
 // float4 stores of C need N % 4 == 0 and a 16-byte-aligned C; where they
