@@ -70,8 +70,10 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
         const float* as = As + read_stage * T::A_STAGE + wm0;
         const float* bs = Bs + read_stage * T::B_STAGE + wn0;
         // The copies of tile kt + STAGES - 1 go between the first multiply-adds:
-        // A's after k 0, B's after k 1 (issued in one burst before k 0 they
-        // measured 2-4% slower: step 8f).
+        // A's after k 0, B's after k 1. Issued in one burst before k 0, they
+        // stalled the warps (ncu: fixed-latency waits on the LDGSTS); 128 x 256
+        // x 16 measured 2-3% faster this way, the BK = 32 tiles up to 3%
+        // slower at 4096^3 (README, step 8f; exercise 20).
         const bool copy_next = kt + T::STAGES - 1 < num_tiles;
         mma_k<T>(as, bs, 0, acc);
         if (copy_next) copy.load_a(As + write_stage * T::A_STAGE, K);

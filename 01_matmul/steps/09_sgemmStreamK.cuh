@@ -134,7 +134,8 @@ sgemmStreamK(const float* __restrict__ A, const float* __restrict__ B, float* __
         return stage;
     };
     while (it < total) {
-        // A piece: k-tiles kb .. ke - 1 of one tile. The inner loop is sgemmCpAsync's;
+        // A piece: k-tiles kb .. ke - 1 of one tile. The inner loop is sgemmCpAsync's
+        // (with the copies issued before k 0: step 8f's split is not applied here);
         // a last k-tile of K % BK columns computes only those, after it.
         const Step st = locate(plan, c, blocks, it);
         const int tile = st.t, kb = st.kt, ke = min(plan.iters, kb + (total - it));
