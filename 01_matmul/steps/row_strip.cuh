@@ -26,6 +26,19 @@ constexpr int kStripKStage = kStripLoads * kStripWarps;  // 64 rows of k per sta
 constexpr int kStripMaxSlices = 32;                      // slices of K (blocks along y)
 constexpr int kStripRowsPerPass = 4;                     // rows of C whose warps' sums are added at once
 
+// After a block has written its partial sums: true in every thread of the
+// last of the ny blocks counted by arrived[x] to get here (it then adds the
+// slices and sets arrived[x] back to 0), false in the others. `last` is a
+// shared-memory flag of the block.
+__device__ __forceinline__ bool last_to_arrive(bool& last, int* arrived, int x, int ny) {
+    __threadfence();  // this block's partial sums are seen before its arrival is
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&arrived[x], 1) == ny - 1;
+    __syncthreads();
+    if (last) __threadfence();  // ... and the others' before this block reads them
+    return last;
+}
+
 // Rows of M that a strip takes: M % 128 where that is 1..kStripMaxRows and
 // something is left for the tiles, else 0.
 inline int strip_rows(int M) {
@@ -124,12 +137,7 @@ __device__ __forceinline__ void row_strip_block(RowStripSmem<R>& sm, const float
         }
     }
     if (!sliced) return;
-    __threadfence();  // this block's partial sums are seen before its arrival is
-    __syncthreads();
-    if (threadIdx.x == 0) sm.last = atomicAdd(&arrived[x], 1) == ny - 1;
-    __syncthreads();
-    if (!sm.last) return;
-    __threadfence();
+    if (!last_to_arrive(sm.last, arrived, x, ny)) return;
     for (int e = threadIdx.x; e < r * kStripCols; e += kThreads) {
         const int i = e / kStripCols, c = c0 + e % kStripCols;
         if (c >= N) continue;
@@ -257,12 +265,7 @@ __device__ __forceinline__ void col_strip_block(ColStripSmem<R>& sm, const float
         return;
     }
     if (writes) partial[(size_t(y) * M + m) * c + lane] = mine;
-    __threadfence();  // this block's partial sums are seen before its arrival is
-    __syncthreads();
-    if (threadIdx.x == 0) sm.last = atomicAdd(&arrived[x], 1) == ny - 1;
-    __syncthreads();
-    if (!sm.last) return;
-    __threadfence();
+    if (!last_to_arrive(sm.last, arrived, x, ny)) return;
     if (writes) {
         const float* p = partial + size_t(m) * c + lane;
         float sum = __ldcg(p);  // L2: the other blocks wrote it from other SMs
