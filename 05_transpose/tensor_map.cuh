@@ -6,7 +6,9 @@
 // one thread asks the copy engine for the whole 72 x 64 input tile, in four
 // instructions, and the rest wait on an mbarrier; the store side (a window
 // of 64 output floats that starts on a 32-byte sector in every output row,
-// float4 stores from registers) is transposeSectorAligned's, unchanged.
+// float4 stores from registers) is transposeSectorAligned's, unchanged: the
+// same store_sector_windows (transpose.cuh, which includes this file after
+// defining it), told where each float sits in this tile.
 //
 // Four maps, because a tensor map's row pitch must be a multiple of 16 bytes
 // and an odd number of columns has none. Rows r, r + 4, r + 8, ... are
@@ -55,6 +57,7 @@
 namespace transpose {
 
 constexpr int kMapTile = 64, kMapThreads = 512, kMapHalo = 8;
+static_assert(kMapTile == kAlignedTile && kMapThreads == kAlignedThreads, "store_sector_windows' tile and block");
 constexpr int kMapBoxRows = (kMapTile + kMapHalo) / 4;       // 18: rows of one class in a tile, halo included
 constexpr int kMapBoxCols = kMapTile + 4;                    // 68 floats: column c0 .. c0 + 63 after any a_k
 constexpr int kMapBoxFloats = (kMapBoxRows * kMapBoxCols + 31) / 32 * 32;  // 1248: each box on 128 bytes
@@ -97,33 +100,11 @@ transposeTensorMap(const __grid_constant__ InputRowClasses maps, float* __restri
     }
     common::mbarrier_wait(&landed, 0);
 
-    // Store, as in transposeSectorAligned: a warp writes 4 output rows x 8
-    // float4s (128 aligned bytes = 4 whole sectors per row); 2 units per warp.
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int jj = lane % 4, t = lane / 4;
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-        const int unit = u * (kMapThreads / 32) + warp;  // 0..31
-        const int jl = 4 * (unit / 2) + jj;               // output row within the tile
-        const int j = c0 + jl;
-        if (jl >= ncols) continue;
-        const int m = int((unsigned(j) * unsigned(rows)) & 7u);
-        const int e = R0 - m + 4 * (8 * (unit % 2) + t);  // first of 4 output columns
-        float w[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const int r = e + q;  // input row
-            const int k = r & 3, a = kShift ? int((unsigned(k) * unsigned(cols)) & 3u) : 0;
-            w[q] = tile[k * kMapBoxFloats + ((r - top) >> 2) * kMapBoxCols + jl + a];
-        }
-        float* o = out + size_t(j) * rows + e;
-        if (e >= 0 && e + 4 <= rows) {
-            *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
-        } else {
-            for (int q = 0; q < 4; ++q)
-                if (e + q >= 0 && e + q < rows) o[q] = w[q];
-        }
-    }
+    // Store, as in transposeSectorAligned; only where a float sits differs.
+    store_sector_windows(out, rows, R0, c0, ncols, [&](int r, int jl) {
+        const int k = r & 3, a = kShift ? int((unsigned(k) * unsigned(cols)) & 3u) : 0;  // row r's class, its shift
+        return tile[k * kMapBoxFloats + ((r - top) >> 2) * kMapBoxCols + jl + a];
+    });
 #else
     (void)maps, (void)out, (void)rows, (void)cols;  // never launched below sm_90 (waiver)
 #endif

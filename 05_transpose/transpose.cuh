@@ -16,8 +16,6 @@
 #include "common/check.cuh"
 #include "common/gpu.cuh"
 #include "common/launch.cuh"
-#include "05_transpose/bulk_copy.cuh"   // transposeBulkCopy
-#include "05_transpose/tensor_map.cuh"  // the last kernel, transposeTensorMap
 
 namespace transpose {
 
@@ -332,6 +330,43 @@ constexpr int kAlignedTile = 64, kAlignedThreads = 512, kAlignedHalo = 8;
 constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
 constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
 constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
+
+// The store side of transposeSectorAligned, and of transposeTensorMap
+// (tensor_map.cuh), which brings its tile in differently: a warp writes 4
+// output rows x 8 float4s (128 aligned bytes = 4 whole sectors per row), 32
+// such units per 64 x 64 tile, 2 per warp of 512 threads. Output row j = c0 +
+// jl takes the window that starts m_j floats before R0 (m_j = (j * rows) mod 8,
+// so the window starts on a sector); value(r, jl) reads input row r, column
+// c0 + jl from the block's shared tile. Only the pieces where an output row
+// begins or ends take scalar stores.
+template <class Value>
+__device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
+                                                     Value value) {
+    constexpr int kThreads = kAlignedThreads, kUnits = 2 * (kAlignedTile / 4);  // 32 units: 2 per warp
+    static_assert(kAlignedTile == 64 && kUnits % (kThreads / 32) == 0, "whole units per warp, 8 float4s a unit");
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int jj = lane % 4, t = lane / 4;
+#pragma unroll
+    for (int u = 0; u < kUnits / (kThreads / 32); ++u) {
+        const int unit = u * (kThreads / 32) + warp;  // 0..31
+        const int jl = 4 * (unit / 2) + jj;           // output row within the tile
+        const int j = c0 + jl;
+        if (jl >= ncols) continue;
+        const int m = int((unsigned(j) * unsigned(rows)) & 7u);
+        const int e = R0 - m + 4 * (8 * (unit % 2) + t);  // first of 4 output columns
+        float w[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) w[q] = value(e + q, jl);  // input rows e .. e + 3
+        float* o = out + size_t(j) * rows + e;  // sector-aligned when q = 0.. of a full chunk
+        if (e >= 0 && e + 4 <= rows) {
+            *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
+        } else {
+            for (int q = 0; q < 4; ++q)
+                if (e + q >= 0 && e + q < rows) o[q] = w[q];
+        }
+    }
+}
+
 __global__ void __launch_bounds__(kAlignedThreads)
 transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     constexpr int T = kAlignedTile, H = kAlignedHalo, K = kAlignedChunks, S = kAlignedStride;
@@ -377,40 +412,24 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     }
     __syncthreads();
 
-    // Store: a warp writes 4 output rows x 8 float4s (128 aligned bytes = 4
-    // whole sectors per row); 32 such units per block, 2 per warp.
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int jj = lane % 4, t = lane / 4;
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-        const int unit = u * (kAlignedThreads / 32) + warp;  // 0..31
-        const int jl = 4 * (unit / 2) + jj;                   // output row within the tile
-        const int j = c0 + jl;
-        if (jl >= ncols) continue;
-        const int m = int((unsigned(j) * unsigned(rows)) & 7u);
-        const int e = R0 - m + 4 * (8 * (unit % 2) + t);      // first of 4 output columns
-        float w[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const int r = e + q;                              // input row
-            const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
-            w[q] = tile[(r - R0 + H) * S + jl + a];
-        }
-        float* o = out + size_t(j) * rows + e;  // sector-aligned when q = 0.. of a full chunk
-        if (e >= 0 && e + 4 <= rows) {
-            *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
-        } else {
-            for (int q = 0; q < 4; ++q)
-                if (e + q >= 0 && e + q < rows) o[q] = w[q];
-        }
-    }
+    // Store: the windows that start on a sector, each float from the tile.
+    store_sector_windows(out, rows, R0, c0, ncols, [&](int r, int jl) {
+        const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);  // row r's shift
+        return tile[(r - R0 + H) * S + jl + a];
+    });
 }
+
+}  // namespace transpose
 
 // transposeBulkCopy (Hopper, sm_90), the same tiles moved by the copy engine,
 // is in bulk_copy.cuh, and transposeTensorMap (sm_90), the input tiles
-// brought in by tensor maps, in tensor_map.cuh (both included above): the
-// kernels, their shared-memory layouts and why they measured slower. Their
-// launchers and waivers are below.
+// brought in by tensor maps and stored by store_sector_windows above, in
+// tensor_map.cuh: the kernels, their shared-memory layouts and why they
+// measured slower. Their launchers and waivers are below.
+#include "05_transpose/bulk_copy.cuh"   // transposeBulkCopy
+#include "05_transpose/tensor_map.cuh"  // the last kernel, transposeTensorMap
+
+namespace transpose {
 
 // ---------------------------------------------------------------------------
 // Host side: launch wrappers, the kernel list, the CPU reference.
