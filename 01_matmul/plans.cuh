@@ -456,9 +456,7 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
 constexpr double kSplitInKernelCost = 0.25;
 // The length of each of `splits` slices of K: whole k-tiles (launch_sgemm3xTf32_with).
 static_assert(kNarrowModel.bk == Split3Tile::BK, "the model's k-tile is 3xTF32's");
-inline int slice_of(int K, int splits) {
-    return common::ceil_div(common::ceil_div(K, Split3Tile::BK), splits) * Split3Tile::BK;
-}
+inline int slice_of(int K, int splits) { return k_slice_length(K, Split3Tile::BK, splits); }
 inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_aligned) {
     if (p.score <= 0) return false;
     const double product = 2.0 * M * N * K / (p.score * kTf32FlopsPerSecond / 3);

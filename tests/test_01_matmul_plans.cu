@@ -335,6 +335,29 @@ TEST(MatmulPlan, SplitKScratchBound) {
     }
 }
 
+TEST(MatmulPlan, SplitKSlicesCoverKWithNoneEmpty) {
+    const matmul::KSlices a = matmul::k_slices(4 * 32, 32, 3, 64, 64);  // 3 asked of 4 k-tiles
+    EXPECT_EQ(a.splits, 2);
+    EXPECT_EQ(a.k_split, 64);
+    const matmul::KSlices b = matmul::k_slices(1000, 32, 100, 64, 64);  // at most one slice a k-tile
+    EXPECT_EQ(b.splits, 32);
+    EXPECT_EQ(b.k_split, 32);
+    const matmul::KSlices c = matmul::k_slices(8192, 32, 4, 8192, 8192);  // the scratch holds no partials
+    EXPECT_EQ(c.splits, 1);
+    EXPECT_EQ(c.k_split, 8192);
+    for (int K : {1, 31, 32, 33, 257, 1000, 4099, 16381})
+        for (int bk : {16, 32})
+            for (int want = 0; want <= 9; ++want) {
+                const matmul::KSlices s = matmul::k_slices(K, bk, want, 512, 512);
+                EXPECT_GE(s.splits, 1);
+                EXPECT_LE(s.splits, std::max(1, want));
+                EXPECT_EQ(s.k_split % bk, 0);
+                EXPECT_LT(size_t(s.splits - 1) * s.k_split, size_t(K)) << "an empty slice: K " << K << ", " << want;
+                EXPECT_GE(size_t(s.splits) * s.k_split, size_t(K)) << "K not covered: K " << K << ", " << want;
+                EXPECT_EQ(s.k_split, matmul::k_slice_length(K, bk, s.splits)) << "the plans' slice_of must agree";
+            }
+}
+
 TEST(MatmulPlan, AutotunerCandidatesStayUnderTheScratchBound) {
     // 7 configurations x (stream-K + split-K {1, 2, 3, 4, 6, 8}) where the scratch allows it ...
     EXPECT_EQ(matmul::autotune_candidates(1024, 1024, 1024, hopper()).size(), 49u);

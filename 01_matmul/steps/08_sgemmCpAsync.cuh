@@ -108,10 +108,9 @@ std::string launch_sgemmCpAsync_with(const float* A, const float* B, float* C, i
     auto kernel = b16 ? sgemmCpAsync<T, true> : sgemmCpAsync<T, false>;
     const std::string refused = common::request_dynamic_smem(kernel, T::SMEM, true);
     if (!refused.empty()) return "not launched: " + refused;
-    const int k_tiles = common::ceil_div(K, T::BK);
-    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
-    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
-    splits = common::ceil_div(K, k_split);  // no empty slice
+    const KSlices slices = k_slices(K, T::BK, splits, M, N);
+    const int k_split = slices.k_split;
+    splits = slices.splits;
     const size_t mn = size_t(M) * N;
     float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const dim3 block(T::THREADS), grid(common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN), 1, splits);

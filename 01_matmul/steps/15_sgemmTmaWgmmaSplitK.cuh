@@ -234,10 +234,9 @@ std::string launch_sgemmTmaWgmmaSplitK_with(const float* A, const float* B, floa
     const std::string unmapped = tensor_map_2d(&ma, pa.b, M, K, pa.ldb, T::BM) +  // boxes of BM rows x 32 k
                                  tensor_map_2d(&mb, pb.b, K, N, pb.ldb, T::BK);   // boxes of 32 k x 32 n
     if (!unmapped.empty()) return "not launched: " + unmapped;
-    const int k_tiles = common::ceil_div(K, T::BK);
-    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(M, N)}));
-    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
-    splits = common::ceil_div(K, k_split);  // no empty slice
+    const KSlices slices = k_slices(K, T::BK, splits, M, N);
+    const int k_split = slices.k_split;
+    splits = slices.splits;
     const size_t mn = size_t(M) * N;
     float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const int tiles = common::ceil_div(M, T::BM) * common::ceil_div(N, T::BN);

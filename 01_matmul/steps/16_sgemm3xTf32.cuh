@@ -509,10 +509,9 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     const int m = M - strips.rows, n = N - strips.cols;  // the tiles' part of C
     // FLOAT32 maps: A's halves are TF32 already, and the low bits of A (split in the kernel) and B are needed.
     constexpr CUtensorMapDataType bits = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    const int k_tiles = common::ceil_div(K, T::BK);
-    splits = std::max(1, std::min({splits, k_tiles, max_splits_in_scratch(m, n)}));
-    const int k_split = common::ceil_div(k_tiles, splits) * T::BK;
-    splits = common::ceil_div(K, k_split);  // no empty slice
+    const KSlices slices = k_slices(K, T::BK, splits, m, n);
+    const int k_split = slices.k_split;
+    splits = slices.splits;
     pair_sum = pair_sum && splits == 2 && pair_sum_refusal<T>().empty();
     const auto kernel = split_a_in_kernel ? (pair_sum ? step16::sgemm3xTf32<T, true, true> : step16::sgemm3xTf32<T, true>)
                                           : (pair_sum ? step16::sgemm3xTf32<T, false, true> : step16::sgemm3xTf32<T, false>);

@@ -97,6 +97,20 @@ inline int max_splits_in_scratch(int M, int N) {
     return int(std::max<size_t>(1, std::min<size_t>(kSplitKScratchMaxBytes / per_split, 1 << 20)));
 }
 
+// How split-K cuts K (steps 8, 15, 16): slices of whole k-tiles of bk floats,
+// each k_split long but the last, at most one per k-tile and as many as the
+// scratch holds for M x N partials. `splits` is what is left once no slice
+// would be empty: 3 asked of 4 k-tiles gives 2 slices of 2.
+struct KSlices {
+    int splits, k_split;
+};
+inline int k_slice_length(int K, int bk, int splits) { return common::ceil_div(common::ceil_div(K, bk), splits) * bk; }
+inline KSlices k_slices(int K, int bk, int splits, int M, int N) {
+    splits = std::max(1, std::min({splits, common::ceil_div(K, bk), max_splits_in_scratch(M, N)}));
+    const int k_split = k_slice_length(K, bk, splits);
+    return {common::ceil_div(K, k_split), k_split};
+}
+
 // A padded copy's rows are whole 128-byte lines: its pitch is N rounded up
 // to 32 floats. 16 bytes (4 floats) would do for 16-byte copies and the TMA,
 // but then a 128-byte piece of a row (a TMA box row, a warp's copies) spans
