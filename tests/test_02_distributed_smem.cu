@@ -14,6 +14,7 @@
 #include "common/kernel_list.hpp"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
+#include "tests/histogram_test.hpp"
 
 namespace {
 
@@ -164,19 +165,7 @@ const int kLargest = -1;  // replaced by largest_cluster_bins() on the device
 const std::vector<int64_t> kN = {1, 31, 1000003, (int64_t(1) << 24) + 7};
 const std::vector<int> kBins = {1, 7, 256, 4096, 65537, kLargest};
 
-// Runs plan p on `in` (poisoned output) and compares with the CPU.
-common::Comparison run(const Plan& p, const std::vector<int>& in, const std::vector<unsigned>& ref, int num_bins,
-                       size_t offset = 0) {
-    common::DeviceBuffer<int> d_in(in.size() + offset);
-    common::DeviceBuffer<unsigned> d_out{size_t(num_bins)};
-    CHECK(cudaMemcpy(d_in.get() + offset, in.data(), in.size() * sizeof(int), cudaMemcpyHostToDevice));
-    d_out.poison();
-    CHECK(launch(p, d_in.get() + offset, in.size(), d_out.get(), num_bins));
-    CHECK(cudaDeviceSynchronize());
-    std::vector<unsigned> got;
-    d_out.download(got);
-    return common::compare(got.data(), ref.data(), size_t(num_bins));
-}
+using histogram_test::run;  // a plan on the GPU against the CPU (tests/histogram_test.hpp)
 
 class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>> {
   protected:

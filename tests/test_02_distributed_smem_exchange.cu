@@ -14,6 +14,7 @@
 #include "common/kernel_list.hpp"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
+#include "tests/histogram_test.hpp"
 
 namespace {
 
@@ -46,18 +47,7 @@ TEST(ExchangePlan, SharedMemoryAndRefusals) {
 
 // ---- GPU ---------------------------------------------------------------------
 
-common::Comparison run_exchange(const Plan& p, const std::vector<int>& in, const std::vector<unsigned>& ref,
-                                int num_bins, size_t offset = 0) {
-    common::DeviceBuffer<int> d_in(in.size() + offset);
-    common::DeviceBuffer<unsigned> d_out{size_t(num_bins)};
-    CHECK(cudaMemcpy(d_in.get() + offset, in.data(), in.size() * sizeof(int), cudaMemcpyHostToDevice));
-    d_out.poison();
-    CHECK(launch(p, d_in.get() + offset, in.size(), d_out.get(), num_bins));
-    CHECK(cudaDeviceSynchronize());
-    std::vector<unsigned> got;
-    d_out.download(got);
-    return common::compare(got.data(), ref.data(), size_t(num_bins));
-}
+using histogram_test::run;  // a plan on the GPU against the CPU (tests/histogram_test.hpp)
 
 const Variant& exchange() { return common::kernel_named(kernels(), "clusterHistExchange"); }
 
@@ -87,7 +77,7 @@ TEST(Exchange, IdleSMsShareTheSamplesExactly) {
                         std::vector<unsigned> ref;
                         make_samples(in, size_t(n), bins, skewed, 0.01, 41 + n);
                         histogram_cpu(in.data(), in.size(), bins, ref);
-                        EXPECT_TRUE(run_exchange(q, in, ref, bins, offset).pass())
+                        EXPECT_TRUE(run(q, in, ref, bins, offset).pass())
                             << bins << " bins, n " << n << (skewed ? " skewed" : " uniform") << " offset " << offset
                             << ": " << q.describe();
                     }
@@ -120,7 +110,7 @@ TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
                         EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << p.why_not;
                         continue;
                     }
-                    const common::Comparison r = run_exchange(p, in, ref, bins);
+                    const common::Comparison r = run(p, in, ref, bins);
                     EXPECT_TRUE(r.pass()) << "c=" << p.cluster << " groups " << p.cluster_arg << " n=" << n << " bins=" << bins
                                           << (skewed ? " skewed" : " uniform") << ": " << r.mismatches
                                           << " bins wrong, first " << r.first_bad;
@@ -177,7 +167,7 @@ TEST(Exchange, UnalignedInputs) {
                 for (int c : {2, std::min(16, g.max_cluster)}) {
                     const Plan p = make_plan(exchange(), bins, g, c);
                     ASSERT_TRUE(p.ok) << p.why_not;
-                    EXPECT_TRUE(run_exchange(p, in, ref, bins, offset).pass())
+                    EXPECT_TRUE(run(p, in, ref, bins, offset).pass())
                         << "c=" << c << " offset " << offset << " n=" << n << " bins " << bins;
                 }
             }
@@ -205,7 +195,7 @@ TEST(Exchange, MoreGroupsThanThePlanPicks) {
             std::vector<unsigned> ref;
             make_samples(in, 1000003, bins, true, 0.01, 31 + groups);
             histogram_cpu(in.data(), in.size(), bins, ref);
-            EXPECT_TRUE(run_exchange(p, in, ref, bins).pass()) << groups << " groups, bins " << bins << p.describe();
+            EXPECT_TRUE(run(p, in, ref, bins).pass()) << groups << " groups, bins " << bins << p.describe();
         }
 }
 
@@ -235,7 +225,7 @@ void narrow_counts_exactly(const char* what) {
             std::vector<unsigned> ref;
             make_samples(in, (size_t(1) << 24) + 7, bins, skewed, 0.01, 77 + bins);
             histogram_cpu(in.data(), in.size(), bins, ref);
-            EXPECT_TRUE(run_exchange(p, in, ref, bins).pass())
+            EXPECT_TRUE(run(p, in, ref, bins).pass())
                 << what << ", C = " << c << ", bins " << bins << (skewed ? " skewed" : " uniform");
         }
 }
@@ -271,7 +261,7 @@ TEST(ExchangeBroken, ALostLastRoundIsCaught) {
         std::vector<unsigned> ref;
         make_samples(in, size_t(n), kBins, false, 0.01, 5);
         histogram_cpu(in.data(), size_t(n), kBins, ref);
-        const bool pass = run_exchange(p, in, ref, kBins).pass();
+        const bool pass = run(p, in, ref, kBins).pass();
         if (n < 4) EXPECT_TRUE(pass) << "no round: nothing to lose";
         else EXPECT_FALSE(pass) << "the lost last round must be caught at n = " << n;
     }
@@ -291,7 +281,7 @@ TEST(ExchangeBroken, UnscannedNarrowCountersAreCaught) {
         std::vector<unsigned> ref;
         make_samples(in, size_t(n), 1, false, 0.01, 9);
         histogram_cpu(in.data(), size_t(n), 1, ref);
-        const bool pass = run_exchange(p, in, ref, 1).pass();
+        const bool pass = run(p, in, ref, 1).pass();
         if (n < 65536) EXPECT_TRUE(pass) << "no count (padding included) reaches 65536: nothing to lose";
         else EXPECT_FALSE(pass) << "a wrapped 16-bit count must be caught at n = " << n;
     }
