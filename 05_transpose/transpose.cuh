@@ -357,7 +357,7 @@ __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, in
         float w[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) w[q] = value(e + q, jl);  // input rows e .. e + 3
-        float* o = out + size_t(j) * rows + e;  // sector-aligned when q = 0.. of a full chunk
+        float* o = out + size_t(j) * rows + e;  // on 16 bytes: the window starts on a sector, e steps 4 floats
         if (e >= 0 && e + 4 <= rows) {
             *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
         } else {

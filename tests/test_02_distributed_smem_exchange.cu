@@ -10,7 +10,6 @@
 #include <vector>
 #include <gtest/gtest.h>
 #include "02_distributed_smem/distributed_smem.cuh"
-#include "common/buffer.cuh"
 #include "common/kernel_list.hpp"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
