@@ -1,8 +1,8 @@
 // tensor_map.cuh - transposeTensorMap (Hopper, sm_90): transposeSectorAligned
 // with its input tiles brought in by the Tensor Memory Accelerator (TMA).
 //
-// The load side of transposeSectorAligned is 512 threads each issuing three
-// 16-byte loads, testing bounds and shifting every row by a_r floats. Here
+// The load side of transposeSectorAligned is 512 threads (or 256) each issuing
+// three (five) 16-byte loads, testing bounds and shifting every row by a_r floats. Here
 // one thread asks the copy engine for the whole 72 x 64 input tile, in four
 // instructions, and the rest wait on an mbarrier; the store side (a window
 // of 64 output floats that starts on a 32-byte sector in every output row,
@@ -57,7 +57,7 @@
 namespace transpose {
 
 constexpr int kMapTile = 64, kMapThreads = 512, kMapHalo = 8;
-static_assert(kMapTile == kAlignedTile && kMapThreads == kAlignedThreads, "store_sector_windows' tile and block");
+static_assert(kMapTile == kAlignedTile, "store_sector_windows' tile");
 constexpr int kMapBoxRows = (kMapTile + kMapHalo) / 4;       // 18: rows of one class in a tile, halo included
 constexpr int kMapBoxCols = kMapTile + 4;                    // 68 floats: column c0 .. c0 + 63 after any a_k
 constexpr int kMapBoxFloats = (kMapBoxRows * kMapBoxCols + 31) / 32 * 32;  // 1248: each box on 128 bytes
@@ -101,7 +101,7 @@ transposeTensorMap(const __grid_constant__ InputRowClasses maps, float* __restri
     common::mbarrier_wait(&landed, 0);
 
     // Store, as in transposeSectorAligned; only where a float sits differs.
-    store_sector_windows(out, rows, R0, c0, ncols, [&](int r, int jl) {
+    store_sector_windows<kMapThreads>(out, rows, R0, c0, ncols, [&](int r, int jl) {
         const int k = r & 3, a = kShift ? int((unsigned(k) * unsigned(cols)) & 3u) : 0;  // row r's class, its shift
         return tile[k * kMapBoxFloats + ((r - top) >> 2) * kMapBoxCols + jl + a];
     });

@@ -326,7 +326,7 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
 // same values, bytes and instructions, 1-8% faster at the odd shapes on the
 // H100 (README, worklog step 7).
-constexpr int kAlignedTile = 64, kAlignedThreads = 512, kAlignedHalo = 8;
+constexpr int kAlignedTile = 64, kAlignedHalo = 8;
 constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
 constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
 constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
@@ -334,15 +334,15 @@ constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
 // The store side of transposeSectorAligned, and of transposeTensorMap
 // (tensor_map.cuh), which brings its tile in differently: a warp writes 4
 // output rows x 8 float4s (128 aligned bytes = 4 whole sectors per row), 32
-// such units per 64 x 64 tile, 2 per warp of 512 threads. Output row j = c0 +
+// such units per 64 x 64 tile, 2 per warp of 512 threads (4 of 256). Output row j = c0 +
 // jl takes the window that starts m_j floats before R0 (m_j = (j * rows) mod 8,
 // so the window starts on a sector); value(r, jl) reads input row r, column
 // c0 + jl from the block's shared tile. Only the pieces where an output row
 // begins or ends take scalar stores.
-template <class Value>
+template <int kThreads, class Value>
 __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
                                                      Value value) {
-    constexpr int kThreads = kAlignedThreads, kUnits = 2 * (kAlignedTile / 4);  // 32 units: 2 per warp
+    constexpr int kUnits = 2 * (kAlignedTile / 4);  // 32 units
     static_assert(kAlignedTile == 64 && kUnits % (kThreads / 32) == 0, "whole units per warp, 8 float4s a unit");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int jj = lane % 4, t = lane / 4;
@@ -367,8 +367,24 @@ __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, in
     }
 }
 
-__global__ void __launch_bounds__(kAlignedThreads)
+// kThreads: 512 (four tiles an SM) or 256 (eight), a plan's choice by the
+// size of the grid (sector_aligned_threads below). Where an SM holds 2048
+// threads (8.0, 9.0, 10.0), __launch_bounds__ asks for 2048 / kThreads blocks
+// an SM, which holds the kernel to 32 registers a thread: a full SM with
+// either block. Elsewhere (1024 threads an SM on 7.5, 1536 on 8.6, 8.9, 12.0)
+// that many blocks would be out of range (ptxas warns and ignores it), and
+// 1024 / kThreads fits every GPU. (__maxnreg__(32), the same cap on every
+// GPU, measured 0.2-3.2% slower with 256 threads at 2048^2, 2049 x 2051 and
+// 2050 x 2046 on the H100: the compiler plans the code differently for it.)
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)
+constexpr int kSmThreadsForBounds = 2048;
+#else
+constexpr int kSmThreadsForBounds = 1024;
+#endif
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, kSmThreadsForBounds / kThreads)
 transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    static_assert(kThreads == 256 || kThreads == 512, "the plans' two block sizes");
     constexpr int T = kAlignedTile, H = kAlignedHalo, K = kAlignedChunks, S = kAlignedStride;
     __shared__ float tile[kAlignedRows * S];
     const size_t n = size_t(rows) * cols;
@@ -380,11 +396,11 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     const int ncols = min(T, cols - c0);  // columns of this tile inside the matrix
 
     // Load: consecutive threads take consecutive float4s of one input row.
-    constexpr int PASSES = (kAlignedRows * K + kAlignedThreads - 1) / kAlignedThreads;  // 3
+    constexpr int PASSES = (kAlignedRows * K + kThreads - 1) / kThreads;  // 3 of 512 threads, 5 of 256
     float4 v[PASSES];
 #pragma unroll
     for (int p = 0; p < PASSES; ++p) {
-        const int s = threadIdx.x + p * kAlignedThreads;
+        const int s = threadIdx.x + p * kThreads;
         const int i = lo + s / K, k = s % K;
         const int r = R0 - H + i;
         v[p] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -404,7 +420,7 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     }
 #pragma unroll
     for (int p = 0; p < PASSES; ++p) {
-        const int s = threadIdx.x + p * kAlignedThreads;
+        const int s = threadIdx.x + p * kThreads;
         if (s < slots) {
             float* d = tile + (lo + s / K) * S + 4 * (s % K);
             d[0] = v[p].x; d[1] = v[p].y; d[2] = v[p].z; d[3] = v[p].w;
@@ -413,7 +429,7 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     __syncthreads();
 
     // Store: the windows that start on a sector, each float from the tile.
-    store_sector_windows(out, rows, R0, c0, ncols, [&](int r, int jl) {
+    store_sector_windows<kThreads>(out, rows, R0, c0, ncols, [&](int r, int jl) {
         const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);  // row r's shift
         return tile[(r - R0 + H) * S + jl + a];
     });
@@ -528,14 +544,37 @@ inline dim3 sector_aligned_grid(int rows, int cols, int tile, int halo) {
     return dim3(unsigned(common::ceil_div(span, tile)), unsigned(common::ceil_div(cols, tile)));
 }
 
+// transposeSectorAligned's plan (README, worklog step 12): 256 or 512 threads
+// a tile, for a grid of `tiles` on a GPU that holds `resident` blocks of 256
+// threads at once (its SMs x blocks an SM). A grid that the GPU holds all at
+// once waits on latency: every tile's loads are in flight together, and an SM
+// holding eight tiles of 256 threads instead of four of 512 has twice the
+// bytes in flight: 7-9% faster at 2048^2 and 2050 x 2046 on the H100 (one
+// wave). A grid of many waves streams tiles through each SM, and there 512
+// threads are up to 2% faster (8193^2). Measured between: +0.3% to +2.9% at
+// 1.03-1.26 waves, -1.7% to +1.3% at 1.5-2.9. So 256 up to 5/4 of a wave.
+inline int sector_aligned_threads(int64_t tiles, int64_t resident) { return 4 * tiles <= 5 * resident ? 256 : 512; }
+
 // Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says so.
-inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
+template <int kThreads>
+std::string launch_sector_aligned_as(const float* in, float* out, int rows, int cols) {
     const std::string why = pointer_refusal(in, out);
     if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
-    const dim3 block(kAlignedThreads), grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
-    transposeSectorAligned<<<grid, block>>>(in, out, rows, cols);
+    const dim3 block(kThreads), grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
+    transposeSectorAligned<kThreads><<<grid, block>>>(in, out, rows, cols);
     CHECK_LAUNCH();
     return common::launch_string(grid, block);
+}
+
+// The block by sector_aligned_threads; the launch column shows which.
+inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
+    static const int64_t resident =  // asked once: the launch is timed
+        int64_t(common::gpu().sms) *
+        common::resident_blocks(reinterpret_cast<const void*>(transposeSectorAligned<256>), 256, 0);
+    const dim3 grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
+    return sector_aligned_threads(int64_t(grid.x) * grid.y, resident) == 256
+               ? launch_sector_aligned_as<256>(in, out, rows, cols)
+               : launch_sector_aligned_as<512>(in, out, rows, cols);
 }
 
 // "" where g's limits allow transposeBulkCopy: compute capability 9.0+ (the

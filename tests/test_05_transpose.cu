@@ -67,6 +67,24 @@ INSTANTIATE_TEST_SUITE_P(
         return std::get<0>(p.param) + "_" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
     });
 
+// transposeSectorAligned's plan picks 256 threads a tile for small grids and
+// 512 for large ones, so each shape above tests only one of them: here both
+// block sizes run at every shape.
+TEST(TransposeSectorAligned, BothBlockSizesMatchCpu) {
+    SKIP_WITHOUT_GPU();
+    const transpose::Kernel& k = common::kernel_named(transpose::kernels(), "transposeSectorAligned");
+    SKIP_IF_WAIVED(transpose::waived(k));
+    for (const auto& [threads, launch] : {std::pair{256, transpose::launch_sector_aligned_as<256>},
+                                          std::pair{512, transpose::launch_sector_aligned_as<512>}})
+        for (Shape s : kShapes) {
+            transpose::Kernel forced = k;
+            forced.launch = launch;
+            const common::Comparison c = run(forced, s, 1000003ull * s.rows + s.cols + uint64_t(threads));
+            EXPECT_TRUE(c.pass()) << threads << " threads on " << s.rows << "x" << s.cols << ": " << c.mismatches
+                                  << " of " << c.n << " wrong, first at " << c.first_bad;
+        }
+}
+
 // A waived kernel (transposeBulkCopy and transposeTensorMap before sm_90) is left out of the loops
 // below, and is a failure where everything must run (REQUIRE_GPU on a 9.0 GPU).
 bool runs_here(const transpose::Kernel& k) {
@@ -309,6 +327,28 @@ TEST(TransposeCpu, BulkCopyIsWaivedBelow90) {
     tiny.smem_per_block = 16 * 1024;  // an explicit profile's 16 KiB block
     EXPECT_NE(transpose::bulk_copy_refusal(tiny).find("shared memory"), std::string::npos);
     EXPECT_NE(transpose::waived_sector_aligned(tiny).find("shared memory"), std::string::npos);
+}
+
+// transposeSectorAligned's plan: 256 threads a tile while the grid is at most
+// 5/4 of what the GPU holds at once, 512 beyond. No CUDA call.
+TEST(TransposeCpu, SectorAlignedPlanTakes256ThreadsForSmallGrids) {
+    using transpose::sector_aligned_threads;
+    const int64_t h100 = 132 * 8;  // 132 SMs, eight 256-thread tiles an SM
+    auto tiles = [](int rows, int cols) {
+        const dim3 g = transpose::sector_aligned_grid(rows, cols, transpose::kAlignedTile, transpose::kAlignedHalo);
+        return int64_t(g.x) * g.y;
+    };
+    EXPECT_EQ(tiles(2048, 2048), 1024);
+    EXPECT_EQ(tiles(2049, 2051), 33 * 33);  // one more tile row: the windows start up to 7 rows early
+    EXPECT_EQ(sector_aligned_threads(tiles(2048, 2048), h100), 256);
+    EXPECT_EQ(sector_aligned_threads(tiles(2049, 2051), h100), 256);
+    EXPECT_EQ(sector_aligned_threads(tiles(2300, 2301), h100), 512);  // 1332 tiles: 1.26 waves, just past
+    EXPECT_EQ(sector_aligned_threads(tiles(2500, 2499), h100), 512);  // 1600 tiles: 1.52 waves
+    EXPECT_EQ(sector_aligned_threads(tiles(8192, 8192), h100), 512);
+    EXPECT_EQ(sector_aligned_threads(5 * h100 / 4, h100), 256);
+    EXPECT_EQ(sector_aligned_threads(5 * h100 / 4 + 1, h100), 512);
+    EXPECT_EQ(sector_aligned_threads(1, 1), 256);
+    EXPECT_EQ(sector_aligned_threads(tiles(2048, 2048), 40 * 3), 512);  // a T4: 40 SMs, three 20 KiB tiles an SM
 }
 
 // transposeTensorMap's limits, for every preset: tensor maps from 9.0 on, and
