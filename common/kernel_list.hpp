@@ -8,6 +8,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace common {
@@ -21,11 +22,14 @@ const K* find_kernel(const std::vector<K>& list, const std::string& name) {
 }
 
 // The kernel called `name`; a missing one is a programming error, thrown as
-// std::invalid_argument (a test reports it as that test's failure).
+// std::invalid_argument (a test reports it as that test's failure). The name
+// is a string_view, taken by value: a reference parameter bound to a
+// temporary std::string ("sgemmTmaWgmma") makes GCC 13+ warn that the
+// returned reference may dangle (-Wdangling-reference), though it points into `list`.
 template <class K>
-const K& kernel_named(const std::vector<K>& list, const std::string& name) {
-    if (const K* k = find_kernel(list, name)) return *k;
-    throw std::invalid_argument("no kernel named '" + name + "' in this list");
+const K& kernel_named(const std::vector<K>& list, std::string_view name) {
+    if (const K* k = find_kernel(list, std::string(name))) return *k;
+    throw std::invalid_argument("no kernel named '" + std::string(name) + "' in this list");
 }
 
 // Every name --kernel accepts: the kernels, then the pitfalls.
