@@ -1,5 +1,6 @@
 // timer.cuh - time a launch with CUDA events: warm-up first, then the median.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
@@ -70,6 +71,38 @@ double time_median_ms(Launch&& launch, int warmup, int reps, Prepare&& prepare) 
 template <class Launch>
 double time_median_ms(Launch&& launch, int warmup, int reps) {
     return time_median_ms(launch, warmup, reps, [] {});
+}
+
+// time_median_ms for several launches compared with each other (a kernel and
+// its peer): `warmup` untimed launches of each, then `reps` rounds, each
+// round one timed launch of each in turn; each gets the median of its
+// launches. Whatever changes while they are timed (clocks, the launch latency
+// that is half of a 10-us kernel's time) then falls on all of them alike,
+// instead of on whichever was being timed at that moment. Each timed launch
+// follows an untimed one of its own, so that it finds the caches as it left
+// them, as when it is timed alone (after another kernel, a matrix a little
+// larger than L2 would find in it what that kernel left: up to 3% faster or
+// slower, by the order of the list).
+inline std::vector<double> time_interleaved_ms(const std::vector<std::function<void()>>& launches, int warmup,
+                                               int reps) {
+    for (const auto& launch : launches)
+        for (int i = 0; i < warmup; ++i) {
+            launch();
+            CHECK_LAUNCH();
+        }
+    CHECK(cudaDeviceSynchronize());
+    EventTimer timer;
+    std::vector<std::vector<double>> ms(launches.size(), std::vector<double>(reps));
+    for (int r = 0; r < reps; ++r)
+        for (size_t i = 0; i < launches.size(); ++i) {
+            launches[i]();
+            CHECK_LAUNCH();
+            CHECK(cudaDeviceSynchronize());  // the timed launch starts from an idle GPU, as in time_median_ms
+            ms[i][r] = timer.time(launches[i]);
+        }
+    std::vector<double> medians;
+    for (const auto& m : ms) medians.push_back(median(m));
+    return medians;
 }
 
 // One launch between two events, in ms (no warm-up): how long a first,

@@ -13,6 +13,7 @@
 #include "common/data.hpp"
 #include "common/kernel_list.hpp"
 #include "common/launch.cuh"
+#include "common/timer.cuh"
 #include "common/verify.hpp"
 #include "tests/gpu_test.hpp"
 
@@ -83,6 +84,26 @@ TEST(TransposeSectorAligned, BothBlockSizesMatchCpu) {
             EXPECT_TRUE(c.pass()) << threads << " threads on " << s.rows << "x" << s.cols << ": " << c.mismatches
                                   << " of " << c.n << " wrong, first at " << c.first_bad;
         }
+}
+
+// How ./transpose times its kernels (common::time_interleaved_ms): `warmup`
+// untimed launches of each, then per round an untimed and a timed launch of
+// each in turn, one median per launch.
+TEST(TransposeTiming, KernelsAreTimedInTurn) {
+    SKIP_WITHOUT_GPU();
+    common::DeviceBuffer<float> buf(1024);
+    std::vector<int> order;
+    auto launch = [&](int id) {
+        return [&, id] {
+            order.push_back(id);
+            CHECK(cudaMemsetAsync(buf.get(), 0, 1024 * sizeof(float)));
+        };
+    };
+    const std::vector<double> ms = common::time_interleaved_ms({launch(0), launch(1)}, 2, 3);
+    ASSERT_EQ(ms.size(), 2u);
+    EXPECT_GT(ms[0], 0.0);
+    EXPECT_GT(ms[1], 0.0);
+    EXPECT_EQ(order, (std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1}));
 }
 
 // A waived kernel (transposeBulkCopy and transposeTensorMap before sm_90) is left out of the loops
