@@ -88,9 +88,9 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
         ok &= e.c.pass();
     }
 
-    // Then timed together, in rounds (common::time_interleaved_ms): at 10-us
-    // shapes one kernel timed after another moved the ratios by up to 15%
-    // between runs (README, worklog step 12).
+    // Then timed together, in rounds (common::time_interleaved_ms): at the
+    // 10-us shapes, each kernel timed on its own after the one before moved the
+    // ratios by up to 16% between runs of the same code (README, worklog step 13).
     std::vector<std::function<void()>> launches;
     for (const Entry& e : list) launches.push_back([&e] { e.launch(); });
     const std::vector<double> ms = common::time_interleaved_ms(launches, int(opt.warmup), int(opt.reps));
