@@ -7,8 +7,8 @@
 // instructions, and the rest wait on an mbarrier; the store side (a window
 // of 64 output floats that starts on a 32-byte sector in every output row,
 // float4 stores from registers) is transposeSectorAligned's, unchanged: the
-// same store_sector_windows (transpose.cuh, which includes this file after
-// defining it), told where each float sits in this tile.
+// same store_sector_windows (sector_aligned.cuh), told where each float sits
+// in this tile.
 //
 // Four maps, because a tensor map's row pitch must be a multiple of 16 bytes
 // and an odd number of columns has none. Rows r, r + 4, r + 8, ... are
@@ -53,6 +53,7 @@
 #include "common/check.cuh"
 #include "common/mbarrier.cuh"
 #include "common/tensor_map.cuh"
+#include "05_transpose/sector_aligned.cuh"  // store_sector_windows
 
 namespace transpose {
 

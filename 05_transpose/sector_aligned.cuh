@@ -1,0 +1,171 @@
+// sector_aligned.cuh - 05_transpose's kernel for every shape,
+// transposeSectorAligned (worklog steps 5, 7 and 12), and its store side,
+// store_sector_windows, which transposeTensorMap (tensor_map.cuh) shares.
+// Device code only; its plan, launcher, waiver and place in the kernel list
+// are in transpose.cuh, which includes this file.
+#pragma once
+#include <cstddef>
+#include <cuda_runtime.h>
+
+namespace transpose {
+
+// A 16-byte load that asks L2 to fetch the 256-byte block around it from
+// DRAM (PTX `ld.global.nc.L2::256B`, sm_80 and newer; a plain load before).
+// A hint about how much L2 brings in on a miss, not what this load returns.
+__device__ __forceinline__ float4 load_l2_256(const float* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float4 v;
+    asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+#else
+    return *reinterpret_cast<const float4*>(p);
+#endif
+}
+
+// transposeSectorAligned: the same 64-column output tiles, but cut along the
+// 32-byte sectors of the OUTPUT rows instead of along tile multiples.
+//
+// Why: output row j (input column j) starts at float j * rows. With rows a
+// multiple of 8 every output row starts on a 32-byte sector and a tile's
+// 64 floats of a row are 8 whole sectors. With an odd number of rows the rows
+// start at every possible 4-byte offset, so every 64-float piece begins and
+// ends inside a sector that a NEIGHBOURING block writes the rest of. The
+// memory system writes whole sectors: a partly written sector that leaves L2
+// before its other part arrives costs a DRAM read (read-modify-write). ncu
+// shows it as DRAM reads far above the input's size (README, "Odd shapes").
+//
+// So this kernel moves each output row's window: for output row j the block
+// of tile row R0 writes elements [R0 - m_j, R0 - m_j + 64), m_j = (j * rows)
+// mod 8, which starts exactly on a sector. The windows of consecutive blocks
+// still tile each output row without gaps; only the 32 bytes where one output
+// row ends and the next begins are shared between two blocks. The block thus
+// needs input rows R0 - 7 .. R0 + 63: it loads 71 (64 if rows % 8 == 0).
+//
+// The input side has the same problem for 16-byte loads when cols % 4 != 0:
+// each input row r is read in float4s aligned to the ABSOLUTE address (the
+// row's first aligned float4 at or before column c0; a_r = the floats it
+// starts early), so 17 float4s cover the 64 columns. Extra columns of a float4
+// are simply not used. Both sides issue only aligned 16-byte accesses, and
+// every output sector is written whole by one block. ("Absolute" is counted
+// from the array's first float: in must start on 16 bytes and out on 32, as
+// cudaMalloc'd buffers do; the launcher runs transposeSmemPadCoarse for a
+// pointer off 16 bytes, and out on 16 but not 32 is right, only slower.)
+//
+// Shared memory: a 72 x 69 float tile (odd row stride: the column gather of
+// rows 4t + k for t = 0..7 hits 8 different banks per row group; the per-row
+// shifts a_r and m_j make some conflicts data-dependent: ncu counts them).
+// Blocks are launched down tile columns, as in transposeSwizzleVec4ColGrid.
+//
+// The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
+// same values, bytes and instructions, 1-8% faster at the odd shapes on the
+// H100 (README, worklog step 7).
+constexpr int kAlignedTile = 64, kAlignedHalo = 8;
+constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
+constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
+constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
+
+// The store side of transposeSectorAligned, and of transposeTensorMap
+// (tensor_map.cuh), which brings its tile in differently: a warp writes 4
+// output rows x 8 float4s (128 aligned bytes = 4 whole sectors per row), 32
+// such units per 64 x 64 tile, 2 per warp of 512 threads (4 of 256). Output row j = c0 +
+// jl takes the window that starts m_j floats before R0 (m_j = (j * rows) mod 8,
+// so the window starts on a sector); value(r, jl) reads input row r, column
+// c0 + jl from the block's shared tile. Only the pieces where an output row
+// begins or ends take scalar stores.
+template <int kThreads, class Value>
+__device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
+                                                     Value value) {
+    constexpr int kUnits = 2 * (kAlignedTile / 4);  // 32 units
+    static_assert(kAlignedTile == 64 && kUnits % (kThreads / 32) == 0, "whole units per warp, 8 float4s a unit");
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int jj = lane % 4, t = lane / 4;
+#pragma unroll
+    for (int u = 0; u < kUnits / (kThreads / 32); ++u) {
+        const int unit = u * (kThreads / 32) + warp;  // 0..31
+        const int jl = 4 * (unit / 2) + jj;           // output row within the tile
+        const int j = c0 + jl;
+        if (jl >= ncols) continue;
+        const int m = int((unsigned(j) * unsigned(rows)) & 7u);
+        const int e = R0 - m + 4 * (8 * (unit % 2) + t);  // first of 4 output columns
+        float w[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) w[q] = value(e + q, jl);  // input rows e .. e + 3
+        float* o = out + size_t(j) * rows + e;  // on 16 bytes: the window starts on a sector, e steps 4 floats
+        if (e >= 0 && e + 4 <= rows) {
+            *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
+        } else {
+            for (int q = 0; q < 4; ++q)
+                if (e + q >= 0 && e + q < rows) o[q] = w[q];
+        }
+    }
+}
+
+// kThreads: 512 (four tiles an SM) or 256 (eight), a plan's choice by the
+// size of the grid (sector_aligned_threads below). Where an SM holds 2048
+// threads (8.0, 9.0, 10.0), __launch_bounds__ asks for 2048 / kThreads blocks
+// an SM, which holds the kernel to 32 registers a thread: a full SM with
+// either block. Elsewhere (1024 threads an SM on 7.5, 1536 on 8.6, 8.9, 12.0)
+// that many blocks would be out of range (ptxas warns and ignores it), and
+// 1024 / kThreads fits every GPU. (__maxnreg__(32), the same cap on every
+// GPU, measured 0.2-3.2% slower with 256 threads at 2048^2, 2049 x 2051 and
+// 2050 x 2046 on the H100: the compiler plans the code differently for it.)
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)
+constexpr int kSmThreadsForBounds = 2048;
+#else
+constexpr int kSmThreadsForBounds = 1024;
+#endif
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, kSmThreadsForBounds / kThreads)
+transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+    static_assert(kThreads == 256 || kThreads == 512, "the plans' two block sizes");
+    constexpr int T = kAlignedTile, H = kAlignedHalo, K = kAlignedChunks, S = kAlignedStride;
+    __shared__ float tile[kAlignedRows * S];
+    const size_t n = size_t(rows) * cols;
+    const int R0 = blockIdx.x * T;  // output columns R0 - m_j .. (= input rows)
+    const int c0 = blockIdx.y * T;  // output rows c0 .. c0 + 63 (= input columns)
+    // Rows above R0 are needed only when output rows are not sector-aligned.
+    const int lo = (rows & 7) == 0 ? H : 1;
+    const int slots = (kAlignedRows - lo) * K;
+    const int ncols = min(T, cols - c0);  // columns of this tile inside the matrix
+
+    // Load: consecutive threads take consecutive float4s of one input row.
+    constexpr int PASSES = (kAlignedRows * K + kThreads - 1) / kThreads;  // 3 of 512 threads, 5 of 256
+    float4 v[PASSES];
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+        const int s = threadIdx.x + p * kThreads;
+        const int i = lo + s / K, k = s % K;
+        const int r = R0 - H + i;
+        v[p] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (s < slots && r >= 0 && r < rows) {
+            const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
+            if (4 * k - a < ncols) {  // the float4 holds a column this tile needs
+                const size_t g = size_t(r) * cols + c0 - a + 4 * k;
+                if (g + 4 <= n) {
+                    v[p] = load_l2_256(in + g);
+                } else {  // the array's last float4 may stick out of it
+                    float e[4];
+                    for (int q = 0; q < 4; ++q) e[q] = g + q < n ? in[g + q] : 0.f;
+                    v[p] = make_float4(e[0], e[1], e[2], e[3]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < PASSES; ++p) {
+        const int s = threadIdx.x + p * kThreads;
+        if (s < slots) {
+            float* d = tile + (lo + s / K) * S + 4 * (s % K);
+            d[0] = v[p].x; d[1] = v[p].y; d[2] = v[p].z; d[3] = v[p].w;
+        }
+    }
+    __syncthreads();
+
+    // Store: the windows that start on a sector, each float from the tile.
+    store_sector_windows<kThreads>(out, rows, R0, c0, ncols, [&](int r, int jl) {
+        const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);  // row r's shift
+        return tile[(r - R0 + H) * S + jl + a];
+    });
+}
+
+}  // namespace transpose
