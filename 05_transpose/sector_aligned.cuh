@@ -119,52 +119,72 @@ __global__ void __launch_bounds__(kThreads, kSmThreadsForBounds / kThreads)
 transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     static_assert(kThreads == 256 || kThreads == 512, "the plans' two block sizes");
     constexpr int T = kAlignedTile, H = kAlignedHalo, K = kAlignedChunks, S = kAlignedStride;
-    __shared__ float tile[kAlignedRows * S];
+    __shared__ float tile[kAlignedRows * S];  // tile row i holds input row R0 - H + i
     const size_t n = size_t(rows) * cols;
     const int R0 = blockIdx.x * T;  // output columns R0 - m_j .. (= input rows)
     const int c0 = blockIdx.y * T;  // output rows c0 .. c0 + 63 (= input columns)
-    // Rows above R0 are needed only when output rows are not sector-aligned.
-    const int lo = (rows & 7) == 0 ? H : 1;
-    const int slots = (kAlignedRows - lo) * K;
     const int ncols = min(T, cols - c0);  // columns of this tile inside the matrix
-
-    // Load: consecutive threads take consecutive float4s of one input row.
-    constexpr int PASSES = (kAlignedRows * K + kThreads - 1) / kThreads;  // 3 of 512 threads, 5 of 256
-    float4 v[PASSES];
-#pragma unroll
-    for (int p = 0; p < PASSES; ++p) {
-        const int s = threadIdx.x + p * kThreads;
-        const int i = lo + s / K, k = s % K;
-        const int r = R0 - H + i;
-        v[p] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (s < slots && r >= 0 && r < rows) {
-            const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
-            if (4 * k - a < ncols) {  // the float4 holds a column this tile needs
-                const size_t g = size_t(r) * cols + c0 - a + 4 * k;
-                if (g + 4 <= n) {
-                    v[p] = load_l2_256(in + g);
-                } else {  // the array's last float4 may stick out of it
-                    float e[4];
-                    for (int q = 0; q < 4; ++q) e[q] = g + q < n ? in[g + q] : 0.f;
-                    v[p] = make_float4(e[0], e[1], e[2], e[3]);
-                }
+    // Input row r starts a_r floats past a float4 boundary (as seen from c0).
+    auto shift = [&](int r) { return int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u); };
+    // float4 number k of input row r, zeros where the tile needs none of it.
+    auto fetch = [&](int r, int k, int a) {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (r >= 0 && r < rows && 4 * k - a < ncols) {
+            const size_t g = size_t(r) * cols + c0 - a + 4 * k;
+            if (g + 4 <= n) {
+                v = load_l2_256(in + g);
+            } else {  // the array's last float4 may stick out of it
+                float e[4];
+                for (int q = 0; q < 4; ++q) e[q] = g + q < n ? in[g + q] : 0.f;
+                v = make_float4(e[0], e[1], e[2], e[3]);
             }
         }
+        return v;
+    };
+    auto put = [&](int i, int k, float4 v) {  // the odd row stride: four 4-byte stores
+        float* d = tile + i * S + 4 * k;
+        d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
+    };
+
+    // Load (worklog step 14). Float4s 0..15 of input rows R0 .. R0 + 63: 16
+    // threads a row, kThreads / 16 rows a pass. Rows that many apart start at
+    // the same shift (16 * cols floats apart), so a thread computes a_r once;
+    // a tile with every row and column inside the matrix skips the tests.
+    constexpr int kRowsPerPass = kThreads / 16, PASSES = T / kRowsPerPass;  // 4 of 256 threads, 2 of 512
+    const int k = threadIdx.x % 16, i0 = threadIdx.x / 16;
+    const int a = shift(R0 + i0);
+    float4 v[PASSES];
+    if (R0 + T < rows && ncols == T) {
+        const float* src = in + (size_t(R0 + i0) * cols + c0 - a + 4 * k);
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p) v[p] = load_l2_256(src + size_t(p) * kRowsPerPass * cols);
+    } else {
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p) v[p] = fetch(R0 + i0 + p * kRowsPerPass, k, a);
+    }
+    // One more float4 a thread for the first 183: float4 16 of those 64 rows
+    // (it holds a column only where a_r > 0), and the halo rows R0 - 7 ..
+    // R0 - 1, 17 float4s each, needed only when output rows are not
+    // sector-aligned (rows % 8 != 0).
+    const int x = threadIdx.x;
+    int xi = -1, xk = K - 1;  // the extra float4's tile row and number
+    float4 w = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (x < T) {
+        xi = H + x;
+        w = fetch(R0 + x, xk, shift(R0 + x));
+    } else if ((rows & 7) != 0 && x < T + (H - 1) * K) {
+        xi = 1 + (x - T) / K;
+        xk = (x - T) % K;
+        w = fetch(R0 - H + xi, xk, shift(R0 - H + xi));
     }
 #pragma unroll
-    for (int p = 0; p < PASSES; ++p) {
-        const int s = threadIdx.x + p * kThreads;
-        if (s < slots) {
-            float* d = tile + (lo + s / K) * S + 4 * (s % K);
-            d[0] = v[p].x; d[1] = v[p].y; d[2] = v[p].z; d[3] = v[p].w;
-        }
-    }
+    for (int p = 0; p < PASSES; ++p) put(H + i0 + p * kRowsPerPass, k, v[p]);
+    if (xi >= 0) put(xi, xk, w);
     __syncthreads();
 
     // Store: the windows that start on a sector, each float from the tile.
     store_sector_windows<kThreads>(out, rows, R0, c0, ncols, [&](int r, int jl) {
-        const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);  // row r's shift
-        return tile[(r - R0 + H) * S + jl + a];
+        return tile[(r - R0 + H) * S + jl + shift(r)];
     });
 }
 
