@@ -53,7 +53,7 @@ for s in ["8192x8192", "8192x8191", "8191x8192", "8193x8193"]:
     lines = [l for l in open(os.path.join(tmp, s + ".csv")) if l.startswith('"') and not l.startswith('"ID"')]
     hdr = next(l for l in open(os.path.join(tmp, s + ".csv")) if l.startswith('"ID"'))
     for row in csv.DictReader([hdr] + lines):
-        name = row["Kernel Name"].split("(")[0].split("::")[-1]
+        name = row["Kernel Name"].split("(")[0].split("::")[-1].removeprefix("void ")
         d = launches.setdefault((name, row["ID"]), {})
         d[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
     seen = set()
