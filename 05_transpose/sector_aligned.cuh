@@ -1,5 +1,5 @@
 // sector_aligned.cuh - 05_transpose's kernel for every shape,
-// transposeSectorAligned (worklog steps 5, 7 and 12), and its store side,
+// transposeSectorAligned (worklog steps 5, 7, 12 and 14), and its store side,
 // store_sector_windows, which transposeTensorMap (tensor_map.cuh) shares.
 // Device code only; its plan, launcher, waiver and place in the kernel list
 // are in transpose.cuh, which includes this file.
@@ -55,6 +55,8 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 // rows 4t + k for t = 0..7 hits 8 different banks per row group; the per-row
 // shifts a_r and m_j make some conflicts data-dependent: ncu counts them).
 // Blocks are launched down tile columns, as in transposeSwizzleVec4ColGrid.
+// A warp stores two rows of 16 float4s into it, float by float: float4s k
+// and k + 8 of a row meet on one bank, a 2-way conflict (ncu: README).
 //
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
 // same values, bytes and instructions, 1-8% faster at the odd shapes on the
