@@ -82,7 +82,9 @@ double time_median_ms(Launch&& launch, int warmup, int reps) {
 // follows an untimed one of its own, so that it finds the caches as it left
 // them, as when it is timed alone (after another kernel, a matrix a little
 // larger than L2 would find in it what that kernel left: up to 3% faster or
-// slower, by the order of the list).
+// slower, by the order of the list). Not for kernels held at the GPU's power
+// cap: there each inherits the power state the one before leaves (01_matmul
+// times its kernels alone; its README, "Under sustained load").
 inline std::vector<double> time_interleaved_ms(const std::vector<std::function<void()>>& launches, int warmup,
                                                int reps) {
     for (const auto& launch : launches)
