@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 #include "common/mbarrier.cuh"
+#include "05_transpose/sector_aligned.cuh"  // input_row_shift
 
 namespace transpose {
 
@@ -126,7 +127,7 @@ transposeBulkCopy(const float* __restrict__ in, float* __restrict__ out, int row
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
             const int r = R0 - m + 4 * u + q;  // input row = output column
-            const int a = int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
+            const int a = input_row_shift(r, cols, c0);
             w[q] = r >= 0 && r < rows && jl < ncols ? tin[(r - R0 + H) * S + jl + a] : 0.f;
         }
         *reinterpret_cast<float4*>(tout + jl * S + 4 * u) = make_float4(w[0], w[1], w[2], w[3]);

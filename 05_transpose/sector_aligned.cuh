@@ -61,6 +61,13 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
 // same values, bytes and instructions, 1-8% faster at the odd shapes on the
 // H100 (README, worklog step 7).
+// The shift of input row r for a tile whose columns start at c0: how many
+// floats before c0 the row's first aligned float4 at or before c0 starts
+// (r cols + c0, mod 4; unsigned, so a row above the matrix wraps as it should).
+__device__ __forceinline__ int input_row_shift(int r, int cols, int c0) {
+    return int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
+}
+
 constexpr int kAlignedTile = 64, kAlignedHalo = 8;
 constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
 constexpr int kAlignedChunks = kAlignedTile / 4 + 1;        // float4s per loaded row
@@ -127,7 +134,7 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     const int c0 = blockIdx.y * T;  // output rows c0 .. c0 + 63 (= input columns)
     const int ncols = min(T, cols - c0);  // columns of this tile inside the matrix
     // Input row r starts a_r floats past a float4 boundary (as seen from c0).
-    auto shift = [&](int r) { return int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u); };
+    auto shift = [&](int r) { return input_row_shift(r, cols, c0); };
     // float4 number k of input row r, zeros where the tile needs none of it.
     auto fetch = [&](int r, int k, int a) {
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -169,6 +176,7 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     // (it holds a column only where a_r > 0), and the halo rows R0 - 7 ..
     // R0 - 1, 17 float4s each, needed only when output rows are not
     // sector-aligned (rows % 8 != 0).
+    static_assert(kThreads >= T + (H - 1) * K, "one extra float4 a thread covers them all");
     const int x = threadIdx.x;
     int xi = -1, xk = K - 1;  // the extra float4's tile row and number
     float4 w = make_float4(0.f, 0.f, 0.f, 0.f);
