@@ -3,7 +3,8 @@
 // the shapes whose tiles leave a wave idle, and a launcher that picks the
 // fastest configuration per shape by measuring it; then the tensor cores:
 // TF32 mma.sync (sm_80+), and Hopper's TMA + mbarrier + wgmma pipeline
-// (sm_90a) at cuBLAS TF32 speed, and 3xTF32 for fp32 accuracy from it.
+// (sm_90a) at cuBLAS TF32 speed, 3xTF32 for fp32 accuracy from it, and
+// pairs of blocks that share A's tiles through TMA multicast.
 //
 // C (M x N) = A (M x K) * B (K x N), all row-major float:
 //     C[i * N + j] = sum_k A[i * K + k] * B[k * N + j]
@@ -12,7 +13,7 @@
 // ~4.8 TB/s: NVIDIA's datasheet), so every kernel is limited by how often it goes back to
 // memory (global, then shared, then registers) per FMA. Each step moves the
 // data one level closer to the FMA units and reuses it more. The tensor-core
-// steps (11-16) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
+// steps (11-17) compute in TF32 (10-bit mantissa inputs, fp32 accumulation):
 // a different, less accurate product, with its own tolerance and its own
 // peer (cuBLAS in TF32); step 16 buys fp32 accuracy back with three TF32
 // products per fp32 one.
@@ -49,6 +50,7 @@
 #include "01_matmul/steps/14_sgemmTmaWgmmaPersistent.cuh"
 #include "01_matmul/steps/15_sgemmTmaWgmmaSplitK.cuh"
 #include "01_matmul/steps/16_sgemm3xTf32.cuh"
+#include "01_matmul/steps/17_sgemmTmaWgmmaMulticast.cuh"
 #include "01_matmul/plans.cuh"                       // which configuration each launcher runs
 #include "01_matmul/steps/10_sgemmAutotuned.cuh"     // a launcher over plans.cuh's candidates
 
@@ -106,6 +108,8 @@ inline const std::vector<Kernel>& kernels() {
          Math::Tf32, waived_sgemmTmaWgmmaSplitK},
         {"sgemm3xTf32", launch_sgemm3xTf32, "sm_90a: x = big + small, 3 TF32 wgmmas: fp32 accuracy", false,
          Math::Tf32x3, waived_sgemm3xTf32},
+        {"sgemmTmaWgmmaMulticast", launch_sgemmTmaWgmmaMulticast, "sm_90a: step 15 in clusters of 2 sharing A (multicast)",
+         false, Math::Tf32, waived_sgemmTmaWgmmaMulticast},
     };
     return k;
 }

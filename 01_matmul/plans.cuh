@@ -9,7 +9,7 @@
 //   configs()                sgemmCpAsync / sgemmStreamK configurations (steps 8-10)
 //   plan_for()               sgemmCpAsync x split-K, or sgemmStreamK: what steps 8-10 run
 //   autotune_candidates()    what sgemmAutotuned (step 10) times
-//   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-16),
+//   plan_tf32()              tile and split-K of the TMA + wgmma steps (13-17),
 //                            a split's second pass priced in time (with_split_pass)
 //   split_a_in_kernel()      where 3xTF32 (step 16) splits A: a pre-pass or in the kernel
 //   pick_3xtf32()            step 16's plan, where it splits A, and whether C's last rows and last
@@ -36,6 +36,7 @@
 #include "01_matmul/steps/14_sgemmTmaWgmmaPersistent.cuh"
 #include "01_matmul/steps/15_sgemmTmaWgmmaSplitK.cuh"
 #include "01_matmul/steps/16_sgemm3xTf32.cuh"
+#include "01_matmul/steps/17_sgemmTmaWgmmaMulticast.cuh"
 #include "01_matmul/steps/row_strip.cuh"
 
 namespace matmul {
@@ -418,6 +419,10 @@ inline std::string waived_sgemmTmaWgmmaWide() { return waived_wgmma(WgmmaTiles<s
 inline std::string waived_sgemmTmaWgmmaPersistent() { return waived_wgmma(WgmmaTiles<step14::Tile>::Narrow::SMEM); }
 inline std::string waived_sgemmTmaWgmmaSplitK() { return waived_wgmma(WgmmaTiles<step15::Tile>::Narrow::SMEM); }
 inline std::string waived_sgemm3xTf32() { return waived_wgmma(Split3Tile::SMEM); }
+inline std::string waived_sgemmTmaWgmmaMulticast() {
+    const std::string why = waived_wgmma(WgmmaTiles<step17::Tile>::Narrow::SMEM);
+    return why.empty() ? multicast_refusal() : why;
+}
 
 inline std::string launch_sgemmTmaWgmmaWide(const float* A, const float* B, float* C, int M, int N, int K) {
     using W = WgmmaTiles<step13::Tile>;
@@ -438,6 +443,29 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
     const Tf32Plan p = plan_wgmma<step15::Tile>(M, N, K, g, kAnySplit);
     return p.wide ? launch_sgemmTmaWgmmaSplitK_with<W::Wide>(A, B, C, M, N, K, p.splits, g.sms)
                   : launch_sgemmTmaWgmmaSplitK_with<W::Narrow>(A, B, C, M, N, K, p.splits, g.sms);
+}
+// Step 17 runs step 15's plan (tile and split-K), its blocks in pairs, where
+// that paid in the H100 sweep with multicast everywhere (README, step 17):
+// 256-row tiles (half an A tile is 16 KB, a third of what a block reads a
+// k-tile; with 128-row tiles a quarter), K in one slice, at least two pairs of
+// tiles for every cluster the GPU holds and four k-tiles: 0.99-1.11x step 15
+// there. It was 3-16% slower where a cluster had one pair or less (1024^3,
+// 2048^3, 512 x 4096 x 4096, 8192 x 128 x 8192: the pair waits on its slower
+// block, with no next pair to overlap), at K = 64 (two k-tiles), with 128-row
+// tiles (2049 x 2047 x 2051 0.91, 4097 x 4095 x 257 0.95) and split-K (1031 x
+// 2053 x 4099 0.96). Elsewhere step 15 runs, and the launch column says so.
+inline bool multicast_pays(int M, int N, int K, const Tf32Plan& p, const common::Gpu& g) {
+    using T = WgmmaTiles<step17::Tile>::Wide;
+    const long long pairs = (long long)common::ceil_div(M, T::BM) * common::ceil_div(common::ceil_div(N, T::BN), T::CLUSTER);
+    return p.wide && p.splits == 1 && pairs >= 2LL * (g.sms / T::CLUSTER) && common::ceil_div(K, T::BK) >= 4;
+}
+inline std::string launch_sgemmTmaWgmmaMulticast(const float* A, const float* B, float* C, int M, int N, int K) {
+    using W = WgmmaTiles<step17::Tile>;
+    const common::Gpu& g = common::gpu();
+    const Tf32Plan p = plan_wgmma<step15::Tile>(M, N, K, g, kAnySplit);
+    if (!multicast_pays(M, N, K, p, g))
+        return launch_sgemmTmaWgmmaSplitK(A, B, C, M, N, K) + " (ran sgemmTmaWgmmaSplitK: pairs pay on large grids only)";
+    return launch_sgemmTmaWgmmaMulticast_with<W::Wide>(A, B, C, M, N, K, 1, g.sms / W::Wide::CLUSTER);
 }
 // Where 3xTF32 splits A (step 16): a pre-pass reads A and writes A_big and
 // A_small (12 M K bytes at the DRAM rate, and a programmatic launch); split in

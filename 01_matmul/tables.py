@@ -17,7 +17,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import results  # noqa: E402
 
 FAST = ["sgemmCpAsync", "sgemmStreamK", "sgemmAutotuned"]
-TENSOR = ["sgemmTf32Mma", "sgemmTmaWgmma", "sgemmTmaWgmmaWide", "sgemmTmaWgmmaPersistent", "sgemmTmaWgmmaSplitK"]
+TENSOR = ["sgemmTf32Mma", "sgemmTmaWgmma", "sgemmTmaWgmmaWide", "sgemmTmaWgmmaPersistent", "sgemmTmaWgmmaSplitK",
+          "sgemmTmaWgmmaMulticast"]
 SPLIT3 = "sgemm3xTf32"
 PEERS = ["cublasSgemm", "cublasGemmEx TF32"]
 

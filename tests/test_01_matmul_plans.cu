@@ -284,6 +284,32 @@ TEST(MatmulPlan, PairSumsNeedClustersAndTheirSharedMemory) {
     EXPECT_LE(matmul::Split3Tile::PAIR_SMEM, size_t(227) * 1024);  // one H100 / H200 block
 }
 
+// Step 17 needs clusters of 2 (its blocks share A's tiles); where the GPU
+// has none it is waived with that reason, not launched.
+TEST(MatmulPlan, MulticastNeedsClusters) {
+    common::Gpu g = hopper();
+    EXPECT_EQ(matmul::multicast_refusal(g), "");
+    g.max_cluster = 0;
+    EXPECT_EQ(matmul::multicast_refusal(g), "no thread-block clusters on this GPU");
+}
+
+// Step 17 runs in pairs only where it paid in the H100 sweep: 256-row tiles,
+// one slice of K, two pairs for every cluster the GPU holds, four k-tiles.
+TEST(MatmulPlan, MulticastOnlyOnLargeGridsOfWideTiles) {
+    const common::Gpu g = hopper();
+    auto pays = [&](Shape s) {
+        return matmul::multicast_pays(s.m, s.n, s.k, matmul::plan_wgmma<matmul::step15::Tile>(s.m, s.n, s.k, g, matmul::kAnySplit), g);
+    };
+    for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{3000, 3000, 3000}, Shape{4999, 5003, 5009},
+                    Shape{8191, 8193, 127}, Shape{16384, 16384, 256}})
+        EXPECT_TRUE(pays(s)) << name_of(s);
+    for (Shape s : {Shape{1024, 1024, 1024}, Shape{2048, 2048, 2048}, Shape{4096, 4096, 64}, Shape{8192, 128, 8192},
+                    Shape{512, 4096, 4096}, Shape{1031, 2053, 4099}, Shape{2049, 2047, 2051}})
+        EXPECT_FALSE(pays(s)) << name_of(s);
+    EXPECT_FALSE(matmul::multicast_pays(4096, 4096, 4096, matmul::plan_wgmma<matmul::step15::Tile>(4096, 4096, 4096, g, matmul::kAnySplit),
+                                        hopper(600)));  // 256 pairs: under two for each of 300 clusters
+}
+
 // Step 11c: sgemmTf32Mma takes 64 x 64 tiles only for small products (no
 // padding) whose 128 x 128 tiles leave SMs without a block.
 TEST(MatmulPlan, Tf32MmaTakesSmallTilesOnlyForSmallProducts) {

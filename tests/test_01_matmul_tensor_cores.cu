@@ -1,7 +1,8 @@
-// 01_matmul's tensor-core steps (11-16): every kernel within its tolerance
+// 01_matmul's tensor-core steps (11-17): every kernel within its tolerance
 // at shapes that break tiling; each TMA + wgmma step's configurations (both
 // tiles, a block per tile or a few walking all tiles, every split-K factor)
 // exact on integers; the planted dropped k-step; what the launchers padded.
+#include <type_traits>
 #include "tests/matmul_test.hpp"
 
 namespace {
@@ -109,6 +110,56 @@ TEST(TmaWgmmaSteps, SplitKExactOnIntegersAtEveryTileGridAndSplit) {
                                                                                        blocks);
                     });
                 });
+}
+
+// Step 17: step 15's tiles in clusters of 2 that multicast A. Exact on
+// integers at every tile, number of clusters (1 and 3 walk all the pairs; a
+// cluster per pair) and split; the shapes have 1, 2 and 5 tile columns, so the
+// last pair of a row may have one tile (its second block only multicasts).
+TEST(TmaWgmmaSteps, MulticastExactOnIntegersAtEveryTileGridAndSplit) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaMulticast")));
+    for (const Shape& s : kStepShapes)
+        for (int splits : {1, 2, 5})
+            for (int clusters : {1, 3, 1 << 20})
+                for_both_tiles<matmul::step17::Tile>([&](auto tile, const std::string& what) {
+                    const std::string label = what + " splitK " + std::to_string(splits) + " clusters " +
+                                              std::to_string(clusters);
+                    expect_exact(s, label, [&](const float* A, const float* B, float* C) {
+                        return matmul::launch_sgemmTmaWgmmaMulticast_with<decltype(tile)>(A, B, C, s.m, s.n, s.k,
+                                                                                          splits, clusters);
+                    });
+                });
+}
+
+// Each tile is the same wgmmas in the same order as in step 15, whichever
+// block loaded which half of A: the same bits on random floats.
+template <bool kWide>
+void expect_multicast_is_step15(const Shape& s, int splits) {
+    using T15 = std::conditional_t<kWide, matmul::WgmmaTiles<matmul::step15::Tile>::Wide,
+                                   matmul::WgmmaTiles<matmul::step15::Tile>::Narrow>;
+    using T17 = std::conditional_t<kWide, matmul::WgmmaTiles<matmul::step17::Tile>::Wide,
+                                   matmul::WgmmaTiles<matmul::step17::Tile>::Narrow>;
+    const Data d = make_data(s, 17, false);
+    std::string multicast;
+    const std::vector<float> a = run(d, s, [&](const float* A, const float* B, float* C) {
+        matmul::launch_sgemmTmaWgmmaSplitK_with<T15>(A, B, C, s.m, s.n, s.k, splits, 1 << 20);
+    });
+    const std::vector<float> b = run(d, s, [&](const float* A, const float* B, float* C) {
+        multicast = matmul::launch_sgemmTmaWgmmaMulticast_with<T17>(A, B, C, s.m, s.n, s.k, splits, 3);
+    });
+    EXPECT_NE(multicast.find("multicast A in clusters of 2"), std::string::npos) << multicast;
+    EXPECT_TRUE(a == b) << name_of(s) << (kWide ? " 256-row tiles" : " 128-row tiles") << " splitK " << splits;
+}
+
+TEST(TmaWgmmaSteps, MulticastIsBitForBitStep15) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaMulticast")));
+    for (Shape s : {Shape{1000, 1100, 520}, Shape{517, 640, 300}, Shape{260, 900, 2000}})
+        for (int splits : {1, 3}) {
+            expect_multicast_is_step15<false>(s, splits);
+            expect_multicast_is_step15<true>(s, splits);
+        }
 }
 
 TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridSplitAndWayToSplitA) {
