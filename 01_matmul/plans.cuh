@@ -450,10 +450,11 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
 // k-tile; with 128-row tiles a quarter), K in one slice, at least two pairs of
 // tiles for every cluster the GPU holds and four k-tiles: 0.99-1.11x step 15
 // there. It was 3-16% slower where a cluster had one pair or less (1024^3,
-// 2048^3, 512 x 4096 x 4096, 8192 x 128 x 8192: the pair waits on its slower
-// block, with no next pair to overlap), at K = 64 (two k-tiles), with 128-row
-// tiles (2049 x 2047 x 2051 0.91, 4097 x 4095 x 257 0.95) and split-K (1031 x
-// 2053 x 4099 0.96). Elsewhere step 15 runs, and the launch column says so.
+// 2048^3, 512 x 4096 x 4096, 8192 x 128 x 8192; our reading, not profiled:
+// the pair waits on its slower block, with no next pair to overlap), at K = 64
+// (two k-tiles), with 128-row tiles (2049 x 2047 x 2051 0.91, 4097 x 4095 x 257
+// 0.95) and split-K (1031 x 2053 x 4099 0.96). Elsewhere step 15 runs, and the
+// launch column says so.
 inline bool multicast_pays(int M, int N, int K, const Tf32Plan& p, const common::Gpu& g) {
     using T = WgmmaTiles<step17::Tile>::Wide;
     const long long pairs = (long long)common::ceil_div(M, T::BM) * common::ceil_div(common::ceil_div(N, T::BN), T::CLUSTER);
