@@ -5,6 +5,7 @@
 // steps read their operand tiles this way, 05_transpose its input tiles.
 //   tensor_map_encoder()   host: the driver's cuTensorMapEncodeTiled, or nullptr
 //   tma_load_2d()          device: one box into shared memory, completing on an mbarrier
+//   tma_load_2d_multicast() device: the same box into several blocks of a cluster
 // The mbarriers themselves are in common/mbarrier.cuh.
 #pragma once
 #include <cstdint>
@@ -41,6 +42,18 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
         ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(bar))
+        : "memory");
+}
+// The same box into every block of the cluster that `mask` names (bit r:
+// block r), at dst's offset in each, completing the barrier at bar's offset
+// in each (TMA multicast; 01_matmul's step 17).
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar,
+                                                      uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;"
+        ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(bar)),
+        "h"(mask)
         : "memory");
 }
 #endif

@@ -33,11 +33,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
 #include "common/gpu.cuh"
 #include "common/launch.cuh"
 #include "common/mbarrier.cuh"
+#include "common/tensor_map.cuh"
 #include "01_matmul/steps/operands.cuh"
 #include "01_matmul/steps/hopper.cuh"
 #include "01_matmul/steps/wgmma_n256.cuh"
@@ -141,32 +143,6 @@ struct PairOf {
     static constexpr int BM = T::BM, BN = T::CLUSTER * T::BN;
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// One box of `map` into shared memory at `dst` in every block of the cluster
-// that `mask` names (bit r: block r), each completing on the barrier at
-// `bar`'s offset in that block.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar,
-                                                      uint16_t mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%2, %3}], [%4], %5;"
-        ::"r"(common::smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y),
-        "r"(common::smem_address(bar)), "h"(mask)
-        : "memory");
-}
-// Arrive on another block's barrier (a shared::cluster address), ordering
-// only this thread's own accesses before it (.release.cta, the default): "done
-// reading", with no fence over the cluster.
-__device__ __forceinline__ void mbarrier_arrive_remote(unsigned addr) {
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(addr) : "memory");
-}
-__device__ __forceinline__ unsigned cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-#endif
-
 // ---- The kernel ------------------------------------------------------------
 template <class T>
 __global__ void __launch_bounds__(T::THREADS, 1)
@@ -181,7 +157,7 @@ sgemmTmaWgmmaMulticast(const __grid_constant__ CUtensorMap tma_a, const __grid_c
     // Cluster c (blocks 2c and 2c + 1 along x) computes pairs c, c + clusters, ...; block `rank`
     // of it the pair's tile column bn + 128 rank. The ring's k-tile counter `it` runs on across
     // pairs, so the producer fills the next pair's stages while the consumers store the last one.
-    const unsigned rank = cluster_rank();
+    const unsigned rank = cooperative_groups::this_cluster().block_rank();
     const int cluster = blockIdx.x / T::CLUSTER, clusters = gridDim.x / T::CLUSTER;
     const int tiles_m = (M + T::BM - 1) / T::BM, tiles_n = (N + T::BN - 1) / T::BN;
     const int pairs_n = (tiles_n + T::CLUSTER - 1) / T::CLUSTER, pairs = tiles_m * pairs_n;
@@ -218,7 +194,7 @@ sgemmTmaWgmmaMulticast(const __grid_constant__ CUtensorMap tma_a, const __grid_c
                     // Both halves of A land here (one from each block), and B where there is a tile.
                     common::mbarrier_arrive_expect_tx(&full[s], has_tile ? T::STAGE_BYTES : T::A_BYTES);
                     const int k = k_begin + kt * T::BK;
-                    tma_load_2d_multicast(as + rank * T::HALF_ROWS * T::BK, &tma_a, k, bm + int(rank) * T::HALF_ROWS,
+                    common::tma_load_2d_multicast(as + rank * T::HALF_ROWS * T::BK, &tma_a, k, bm + int(rank) * T::HALF_ROWS,
                                           &full[s], uint16_t((1u << T::CLUSTER) - 1));  // HALF_ROWS rows of A, into both
                     if (has_tile) {
 #pragma unroll
@@ -238,7 +214,7 @@ sgemmTmaWgmmaMulticast(const __grid_constant__ CUtensorMap tma_a, const __grid_c
             __syncwarp();
             if (lane == 0) {
                 common::mbarrier_arrive(&empty[s]);
-                mbarrier_arrive_remote(other_empty + s * unsigned(sizeof(uint64_t)));
+                common::mbarrier_arrive_remote(other_empty + s * unsigned(sizeof(uint64_t)));
             }
         };
         float acc[T::ACC];
