@@ -5,6 +5,7 @@
 //   gpu().sm90a()             wgmma / setmaxnreg code may run (9.0 exactly)
 //   smem_refusal(bytes)       "" if one block may have `bytes` of shared memory, else why not
 //   cc_refusal(cc, feature)   "" if gpu().has(cc), else why not
+//   cluster_refusal(blocks)   "" if thread-block clusters of `blocks` blocks may be launched, else why not
 //   code_refusal(kernel, cc)  "" if this binary holds the kernel's code for cc, else why not
 //   resident_blocks(k, t, s)  blocks of a kernel one SM holds under these limits
 //   reserved_smem_per_block() the shared memory the runtime keeps for each block
@@ -116,6 +117,16 @@ inline std::string cc_refusal(int need_cc, const char* feature, const Gpu& g = g
     const int cc = std::min(g.cc, g.real_cc);
     return std::string("needs sm_") + std::to_string(need_cc) + " (" + feature + "); this GPU is sm_" +
            std::to_string(cc) + (g.cc < g.real_cc ? " (GPU_PROFILE)" : "");
+}
+
+// "" if thread-block clusters of `blocks` blocks may be launched (9.0 and newer:
+// up to 8, 16 on 9.0 for a kernel that allows it), else why not.
+inline std::string cluster_refusal(int blocks, const Gpu& g = gpu()) {
+    if (blocks <= g.max_cluster) return "";
+    const std::string profile = g.profile.empty() ? "" : " (GPU_PROFILE)";
+    if (g.max_cluster < 2) return "no thread-block clusters on this GPU" + profile;
+    return "needs clusters of " + std::to_string(blocks) + " blocks; this GPU allows " + std::to_string(g.max_cluster) +
+           profile;
 }
 
 // "" if `kernel` was compiled for compute capability `need_cc` or newer in

@@ -368,6 +368,21 @@ TEST(GpuProfile, FeaturesStayTheGpusAndTheReservationFollowsTheCapability) {
     EXPECT_EQ(common::blocks_per_sm_by_smem(a100, 82 * common::kKiB), 1) << "82 + 1 KiB twice is more than 164";
 }
 
+// Clusters: none below 9.0 (a T4 profile), up to the GPU's largest; each refusal says which limit.
+TEST(GpuProfile, ClusterRefusalNamesTheLimit) {
+    common::Gpu g = h200();
+    g.profile = "";  // the real GPU's limits
+    EXPECT_EQ(common::cluster_refusal(2, g), "");
+    EXPECT_EQ(common::cluster_refusal(16, g), "");
+    EXPECT_EQ(common::cluster_refusal(32, g), "needs clusters of 32 blocks; this GPU allows 16");
+    ASSERT_EQ(common::apply_gpu_profile("rtx5090", g), "");
+    EXPECT_EQ(common::cluster_refusal(8, g), "");
+    EXPECT_EQ(common::cluster_refusal(16, g), "needs clusters of 16 blocks; this GPU allows 8 (GPU_PROFILE)");
+    g = h200();
+    ASSERT_EQ(common::apply_gpu_profile("t4", g), "");
+    EXPECT_EQ(common::cluster_refusal(2, g), "no thread-block clusters on this GPU (GPU_PROFILE)");
+}
+
 TEST(GpuProfile, BadTextIsRefusedInOneLine) {
     for (const char* bad : {"t5", "cc=", "cc=x", "sms=-1", "sms=84,", "foo=1", "cc=8.6;sms=84", "sms=0",
                             "smem_block=1024", "smem_block=100000,smem_sm=50000", "cc=4.0"}) {

@@ -461,8 +461,8 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
 // both slices go to global memory and splitKReduce adds them).
 template <class T>
 std::string pair_sum_refusal(const common::Gpu& g = common::gpu()) {
-    if (g.max_cluster < 2) return "no thread-block clusters on this GPU";
-    return common::smem_refusal(T::PAIR_SMEM, g);
+    const std::string why = common::cluster_refusal(2, g);
+    return why.empty() ? common::smem_refusal(T::PAIR_SMEM, g) : why;
 }
 
 // The kernel of operandPasses for `split` and strips of up to s <= kStripsInPasses rows or columns (0: none).

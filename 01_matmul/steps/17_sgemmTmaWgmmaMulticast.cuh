@@ -281,12 +281,12 @@ sgemmTmaWgmmaMulticast(const __grid_constant__ CUtensorMap tma_a, const __grid_c
 // ---- The launcher ----------------------------------------------------------
 // "" where clusters of 2 run here, else why not.
 inline std::string multicast_refusal(const common::Gpu& g = common::gpu()) {
-    return g.max_cluster < 2 ? "no thread-block clusters on this GPU" : "";
+    return common::cluster_refusal(2, g);
 }
 
 // Clusters of `kernel` the GPU holds at once (the occupancy calculator, asked
 // once: a GPC with an odd number of SMs leaves one out), and no more than the
-// SMs of this GPU (or GPU_PROFILE) allow.
+// SMs of this GPU (or GPU_PROFILE) allow; 0 where no cluster of two fits.
 template <class T>
 int resident_clusters() {
     static const int held = [] {
@@ -296,7 +296,7 @@ int resident_clusters() {
         CHECK(cudaOccupancyMaxActiveClusters(&c, step17::sgemmTmaWgmmaMulticast<T>, &l.cfg));
         return c;
     }();
-    return std::max(1, std::min(held, common::sm_count() / T::CLUSTER));
+    return std::min(held, common::sm_count() / T::CLUSTER);
 }
 
 // `splits` slices of K (fewer where K has fewer k-tiles, or where the
@@ -309,6 +309,8 @@ std::string launch_sgemmTmaWgmmaMulticast_with(const float* A, const float* B, f
     if (!no_clusters.empty()) return "not launched: " + no_clusters;
     const std::string refused = common::request_dynamic_smem(step17::sgemmTmaWgmmaMulticast<T>, T::SMEM);
     if (!refused.empty()) return "not launched: " + refused;
+    const int held = resident_clusters<T>();
+    if (held < 1) return "not launched: no cluster of " + std::to_string(T::CLUSTER) + " blocks fits the GPU";
     const PreparedB pa = prepare_b(A, K, M, true, kPaddedA, "A");  // A is M rows of K
     const PreparedB pb = prepare_b(B, N, K, true);
     CUtensorMap ma, mb;
@@ -321,7 +323,7 @@ std::string launch_sgemmTmaWgmmaMulticast_with(const float* A, const float* B, f
     const size_t mn = size_t(M) * N;
     float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
     const int pairs = common::ceil_div(M, T::BM) * common::ceil_div(common::ceil_div(N, T::BN), T::CLUSTER);
-    const int clusters = std::max(1, std::min({pairs, max_clusters, resident_clusters<T>()}));
+    const int clusters = std::max(1, std::min({pairs, max_clusters, held}));
     common::Launch l(dim3(T::CLUSTER * clusters, splits), T::THREADS, T::SMEM);
     l.cluster(dim3(T::CLUSTER));
     CHECK(cudaLaunchKernelEx(&l.cfg, step17::sgemmTmaWgmmaMulticast<T>, ma, mb, C, M, N, K, k_split, partial));
