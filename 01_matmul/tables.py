@@ -8,9 +8,15 @@ Between <!-- tf32:GPU:... -->: the same for the tensor-core kernels against cuBL
 (TF32_GOALS), and sgemm3xTf32 against cuBLAS fp32 (SPLIT3_GOALS; met only where its largest error
 is no larger than cuBLAS fp32's in the same run).
 Between <!-- accuracy:GPU:... -->: every row's error at 4096^3 (rel_max, rel_med).
---check changes nothing and exits 1 if the README differs from what the CSV gives.
+Between <!-- diffs:begin --> and <!-- diffs:end -->: the tensor-core steps' `diff` line counts
+(`+added -removed` against the step before, or the step it names: "from step 15") and include
+closures (files and lines, from `nvcc -M`), counted from the step files; the prose stays as written.
+--check changes nothing and exits 1 if the README differs from what the CSV (or the step files) give.
 """
+import glob
 import os
+import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -172,7 +178,58 @@ def accuracy_table(path, problem="4096x4096x4096"):
     return "\n".join(out)
 
 
+def step_file(chapter, n):
+    return glob.glob(os.path.join(chapter, "steps", "%02d_*.cuh" % n))[0]
+
+
+def diff_counts(old, new):
+    """(lines added, lines removed) in `diff old new`, as `diff | grep -c '^>'` counts them."""
+    out = subprocess.run(["diff", old, new], capture_output=True, text=True).stdout.splitlines()
+    return sum(l.startswith(">") for l in out), sum(l.startswith("<") for l in out)
+
+
+def include_closure(chapter, path):
+    """(files, lines): the repository files `path` includes, itself included (nvcc -M from the root)."""
+    root = os.path.join(chapter, "..")
+    deps = subprocess.run(["nvcc", "-M", "-I.", "-x", "cu", os.path.relpath(path, root)], cwd=root,
+                          capture_output=True, text=True, check=True).stdout
+    tokens = {os.path.normpath(t) for t in re.findall(r"[^\s:\\]+", deps)}  # "./common/x.cuh" -> "common/x.cuh"
+    files = sorted(t for t in tokens if re.match(r"(common|01_matmul)/", t))
+    return len(files), sum(sum(1 for _ in open(os.path.join(root, f))) for f in files)
+
+
+def update_diffs_table(argv, chapter_file):
+    """The counted columns of the README's diffs table (nothing to do without nvcc: said, not failed)."""
+    check, readme_path, readme = results.chapter_readme(argv, chapter_file)
+    chapter = os.path.dirname(readme_path)
+    m = re.search(r"<!-- diffs:begin -->\n(.*?)<!-- diffs:end -->", readme, re.S)
+    if m is None:
+        return
+    try:
+        subprocess.run(["nvcc", "--version"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        print("%s: no nvcc, the diffs table's include closures not counted" % readme_path)
+        return
+    rows = []
+    for line in m.group(1).splitlines():
+        cells = line.split(" | ")
+        step = re.match(r"\| (\d+) `", line)
+        if step and len(cells) == 4:
+            n = int(step.group(1))
+            against = re.match(r"\+\d+ -\d+( from step (\d+))?$", cells[1])
+            if against:
+                before = int(against.group(2)) if against.group(2) else n - 1
+                cells[1] = "+%d -%d" % diff_counts(step_file(chapter, before), step_file(chapter, n)) + (
+                    against.group(1) or "")
+            cells[3] = "%d files, %d lines |" % include_closure(chapter, step_file(chapter, n))
+            line = " | ".join(cells)
+        rows.append(line)
+    new = readme[:m.start(1)] + "\n".join(rows) + "\n" + readme[m.end(1):]
+    results.write_or_check(readme_path, readme, new, check, "the diffs table is not what the step files give")
+
+
 if __name__ == "__main__":
     results.update_marked_tables(sys.argv, __file__, "goal", goal_table)
     results.update_marked_tables(sys.argv, __file__, "tf32", tf32_table)
     results.update_marked_tables(sys.argv, __file__, "accuracy", accuracy_table)
+    update_diffs_table(sys.argv, __file__)

@@ -43,16 +43,34 @@ def csv_argument():
     return sys.argv[1]
 
 
+def chapter_readme(argv, chapter_file):
+    """`tables.py [--check] [CHAPTER_DIR]`: (check, README path, README text)."""
+    check = "--check" in argv
+    args = [a for a in argv[1:] if a != "--check"]
+    chapter = args[0] if args else os.path.dirname(os.path.abspath(chapter_file))
+    readme_path = os.path.join(chapter, "README.md")
+    return check, readme_path, open(readme_path).read()
+
+
+def write_or_check(readme_path, readme, new, check, what):
+    """Writes `new` over the README where it differs; with --check changes nothing and exits 1 there
+    ("README: `what`: run make readme-tables")."""
+    if check:
+        if new != readme:
+            sys.exit("%s: %s: run make readme-tables" % (readme_path, what))
+        return
+    if new != readme:
+        open(readme_path, "w").write(new)
+        print("updated", readme_path)
+
+
 def update_marked_tables(argv, chapter_file, marker, table):
     """A chapter's tables.py main: `tables.py [--check] [CHAPTER_DIR]`. For every
     results/GPU.csv (not GPU_something.csv), puts table(csv_path) between
     <!-- MARKER:GPU:begin --> and <!-- MARKER:GPU:end --> in the chapter README.
     --check changes nothing and exits 1 if the README differs from what the CSVs give."""
-    check = "--check" in argv
-    args = [a for a in argv[1:] if a != "--check"]
-    chapter = args[0] if args else os.path.dirname(os.path.abspath(chapter_file))
-    readme_path = os.path.join(chapter, "README.md")
-    readme = open(readme_path).read()
+    check, readme_path, readme = chapter_readme(argv, chapter_file)
+    chapter = os.path.dirname(readme_path)
     new = readme
     for path in sorted(glob.glob(os.path.join(chapter, "results", "*.csv"))):
         gpu = os.path.splitext(os.path.basename(path))[0]
@@ -60,10 +78,4 @@ def update_marked_tables(argv, chapter_file, marker, table):
             continue
         pat = re.compile(r"(<!-- %s:%s:begin -->\n)(?:.*?\n)?(<!-- %s:%s:end -->)" % (marker, gpu, marker, gpu), re.S)
         new = pat.sub(lambda m: m.group(1) + table(path) + "\n" + m.group(2), new)
-    if check:
-        if new != readme:
-            sys.exit("%s: the %s table is not what its CSV gives: run make readme-tables" % (readme_path, marker))
-        return
-    if new != readme:
-        open(readme_path, "w").write(new)
-        print("updated", readme_path)
+    write_or_check(readme_path, readme, new, check, "the %s table is not what its CSV gives" % marker)
