@@ -457,8 +457,7 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
 // launch column says so.
 inline bool multicast_pays(int M, int N, int K, const Tf32Plan& p, const common::Gpu& g) {
     using T = WgmmaTiles<step17::Tile>::Wide;
-    const long long pairs = (long long)common::ceil_div(M, T::BM) * common::ceil_div(common::ceil_div(N, T::BN), T::CLUSTER);
-    return p.wide && p.splits == 1 && pairs >= 2LL * (g.sms / T::CLUSTER) && common::ceil_div(K, T::BK) >= 4;
+    return p.wide && p.splits == 1 && tile_pairs<T>(M, N) >= 2LL * (g.sms / T::CLUSTER) && common::ceil_div(K, T::BK) >= 4;
 }
 inline std::string launch_sgemmTmaWgmmaMulticast(const float* A, const float* B, float* C, int M, int N, int K) {
     using W = WgmmaTiles<step17::Tile>;

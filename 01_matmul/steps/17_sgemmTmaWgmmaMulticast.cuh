@@ -284,6 +284,12 @@ inline std::string multicast_refusal(const common::Gpu& g = common::gpu()) {
     return common::cluster_refusal(2, g);
 }
 
+// The pairs of tiles of an M x N product: what the clusters walk (and what the plan counts).
+template <class T>
+long long tile_pairs(int M, int N) {
+    return (long long)common::ceil_div(M, T::BM) * common::ceil_div(common::ceil_div(N, T::BN), T::CLUSTER);
+}
+
 // Clusters of `kernel` the GPU holds at once (the occupancy calculator, asked
 // once: a GPC with an odd number of SMs leaves one out), and no more than the
 // SMs of this GPU (or GPU_PROFILE) allow; 0 where no cluster of two fits.
@@ -322,8 +328,7 @@ std::string launch_sgemmTmaWgmmaMulticast_with(const float* A, const float* B, f
     splits = slices.splits;
     const size_t mn = size_t(M) * N;
     float* partial = splits > 1 ? scratch(kSplitKPartials, mn * splits) : nullptr;
-    const int pairs = common::ceil_div(M, T::BM) * common::ceil_div(common::ceil_div(N, T::BN), T::CLUSTER);
-    const int clusters = std::max(1, std::min({pairs, max_clusters, held}));
+    const int clusters = int(std::max<long long>(1, std::min<long long>({tile_pairs<T>(M, N), max_clusters, held})));
     common::Launch l(dim3(T::CLUSTER * clusters, splits), T::THREADS, T::SMEM);
     l.cluster(dim3(T::CLUSTER));
     CHECK(cudaLaunchKernelEx(&l.cfg, step17::sgemmTmaWgmmaMulticast<T>, ma, mb, C, M, N, K, k_split, partial));
