@@ -143,9 +143,11 @@ __device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
 }
 
 // ---- The kernel ------------------------------------------------------------
-// kDropLastStep = true leaves out the last k8 step of the last k-tile: the
-// planted bug of the tests (a pipeline that stops one step early), never in
-// a kernel list.
+// kDropLastStep = true makes the last k8 step of the last k-tile add nothing
+// (its B^T fragment zeroed): the planted bug of the tests (a pipeline that
+// stops one step early), never in a kernel list. The wgmmas themselves stay
+// unconditional: a wgmma behind a branch makes ptxas serialize every wgmma of
+// the kernel (note C7520).
 template <bool kDropLastStep = false>
 __global__ void __launch_bounds__(Tile::THREADS, 1)
 sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
@@ -204,13 +206,13 @@ sgemmTmaWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__
             common::mbarrier_wait(&full[s], (kt / T::STAGES) & 1);  // the tiles of k-tile kt have landed
             const float* as = ring + s * T::STAGE_FLOATS;
             load_bt_fragments<T>(as + T::A_FLOATS + rows.box * 32 * T::BK, rows, t, cur);
+            if (kDropLastStep && kt == k_tiles - 1)
+                for (uint32_t& x : cur[T::BK / 8 - 1]) x = 0;  // the planted bug: the last step adds nothing
             wgmma_fence();  // the fragments were written by ordinary instructions
             fence_operands(acc);
             const uint64_t desc = wgmma_desc_k_sw128(as);
 #pragma unroll
-            for (int kk = 0; kk < T::BK / 8; ++kk)
-                if (!kDropLastStep || kt < k_tiles - 1 || kk < T::BK / 8 - 1)
-                    wgmma_m64n128k8_rs(acc, cur[kk], desc + 2 * kk);  // + 32 bytes of k
+            for (int kk = 0; kk < T::BK / 8; ++kk) wgmma_m64n128k8_rs(acc, cur[kk], desc + 2 * kk);  // + 32 bytes of k
             wgmma_commit();
             fence_operands(acc);
             wgmma_wait<1>();  // k-tile kt-1's wgmmas are done: its fragments and its buffer are free
