@@ -280,7 +280,7 @@ inline std::string launch_sgemmTf32Mma(const float* A, const float* B, float* C,
                : launch_sgemmTf32Mma_with<MmaTile128s2>(A, B, C, M, N, K, pad);
 }
 
-// ---- TF32: the TMA + wgmma steps (13-16) ----------------------------------------
+// ---- TF32: the TMA + wgmma steps (13-17) ----------------------------------------
 // Wide: 256 x 128 tiles, 4 stages of 48 KB, setmaxnreg 40 / 232 (step 13);
 // narrow: 128 x 128 tiles, 6 stages of 32 KB (step 12's). 3xTF32 (step 16):
 // 128 x 128 tiles, 4 stages of 48 KB (A_big, A_small, B), setmaxnreg.

@@ -10,13 +10,16 @@
 //
 // The cost is registers: each consumer thread holds a 64 x 256 / 128 = 128
 // accumulators, plus two sets of 16 fragment registers (step 12 explains why
-// two). The block's 384 threads get 65536 / 384 = 170 each at launch
-// (__launch_bounds__(384, 1)), which does not fit: ptxas warns that it must
-// serialize the wgmmas (C7512, "insufficient register resources") and spills.
-// `setmaxnreg` moves registers between warpgroups at run time: the producer,
-// which needs few, gives them back (setmaxnreg.dec to 40) and each consumer
-// warpgroup takes more (setmaxnreg.inc to 232): 128 x 40 + 256 x 232 =
-// 64512 <= 65536. The stages grow to 48 KB, so 4 of them fit (192 KB).
+// two). The block's 384 threads get at most 168 each at launch
+// (__launch_bounds__(384, 1); 65536 / 384 = 170.7, allocated in units of 8),
+// which does not fit: ptxas warns that it must serialize the wgmmas (C7512,
+// "insufficient register resources") and spills. `setmaxnreg` moves
+// registers between warpgroups at run time: the producer, which needs few,
+// gives them back (setmaxnreg.dec to 40) and each consumer warpgroup takes
+// more (setmaxnreg.inc to 232): 128 x 40 + 256 x 232 = 64512 = 384 x 168,
+// every register the block has (an .inc beyond that would wait forever; a
+// static_assert in Tile checks it). The stages grow to 48 KB, so 4 of them
+// fit (192 KB).
 //
 // Which tile runs for a shape (256 or 128 rows) is plans.cuh's choice:
 // 256-row tiles leave more SMs idle where C has few tiles.
@@ -52,6 +55,12 @@ struct Tile {
     static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
     static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t);
     static_assert(BM == 128 || BM == 256, "wgmma widths provided: 128, 256");
+    // setmaxnreg moves only the registers the block was launched with (65536 / THREADS a thread, in
+    // whole units of 8: 168 at 384 threads) between its warpgroups; .inc waits until they are free.
+    static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
+    static_assert(128 * ((PRODUCER_REGS ? PRODUCER_REGS : LAUNCH_REGS) +
+                         CONSUMERS * (CONSUMER_REGS ? CONSUMER_REGS : LAUNCH_REGS)) <= THREADS * LAUNCH_REGS,
+                  "setmaxnreg.inc would wait forever for registers the block does not have");
 };
 
 // D += A * B for one k8 step of a BM-wide tile.

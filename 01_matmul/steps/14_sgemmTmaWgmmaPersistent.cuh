@@ -42,6 +42,12 @@ struct Tile {
     static constexpr int ACC = BM / 2;  // accumulator registers per consumer thread
     static constexpr size_t SMEM = 1024 + size_t(STAGES) * STAGE_BYTES + 2 * STAGES * sizeof(uint64_t);
     static_assert(BM == 128 || BM == 256, "wgmma widths provided: 128, 256");
+    // setmaxnreg moves only the registers the block was launched with (65536 / THREADS a thread, in
+    // whole units of 8: 168 at 384 threads) between its warpgroups; .inc waits until they are free.
+    static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
+    static_assert(128 * ((PRODUCER_REGS ? PRODUCER_REGS : LAUNCH_REGS) +
+                         CONSUMERS * (CONSUMER_REGS ? CONSUMER_REGS : LAUNCH_REGS)) <= THREADS * LAUNCH_REGS,
+                  "setmaxnreg.inc would wait forever for registers the block does not have");
 };
 
 // D += A * B for one k8 step of a BM-wide tile.

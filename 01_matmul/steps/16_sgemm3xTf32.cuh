@@ -79,6 +79,12 @@ struct Tile {
     static constexpr size_t PAIR_SMEM = SMEM + 2 * sizeof(uint64_t) + PAIR_FLOATS * sizeof(float);
     static_assert((3 * STAGES + 2) * sizeof(uint64_t) % 16 == 0, "the pair buffer (float4) follows the barriers");
     static_assert(BM == 128, "128-row tiles only: a 256-row stage would be 80 KB");
+    // setmaxnreg moves only the registers the block was launched with (65536 / THREADS a thread, in
+    // whole units of 8: 168 at 384 threads) between its warpgroups; .inc waits until they are free.
+    static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
+    static_assert(128 * ((PRODUCER_REGS ? PRODUCER_REGS : LAUNCH_REGS) +
+                         CONSUMERS * (CONSUMER_REGS ? CONSUMER_REGS : LAUNCH_REGS)) <= THREADS * LAUNCH_REGS,
+                  "setmaxnreg.inc would wait forever for registers the block does not have");
 };
 
 // The B^T rows a consumer thread holds: columns n and n + 1 of the block's

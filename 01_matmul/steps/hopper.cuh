@@ -1,4 +1,4 @@
-// The Hopper pieces of 01_matmul's tensor-core steps (12-16): the tensor
+// The Hopper pieces of 01_matmul's tensor-core steps (12-17): the tensor
 // map that tells the Tensor Memory Accelerator (TMA) how to cut a matrix into
 // tiles, the TMA copy itself, and the wgmma instructions that read a tile
 // straight from shared memory (the 256-wide one: wgmma_n256.cuh). The

@@ -1,4 +1,4 @@
-// The operands of 01_matmul's faster steps (8-16), host and device pieces
+// The operands of 01_matmul's faster steps (8-17), host and device pieces
 // that are not a lesson of their own:
 //   aligned16(), tile_origin()    16-byte alignment; the grouped order of the output tiles
 //   scratch()                     grow-only device buffers the launchers reuse
