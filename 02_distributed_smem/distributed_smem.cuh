@@ -101,6 +101,7 @@ struct Plan {
     int threads = kThreads;
     size_t smem = 0;
     bool claims = false;  // clusterHistExchange: launch() zeroes the claims counter (histogram_exchange.cuh)
+    int num_bins = 0;     // the bin count the plan was made for (its slices and shared memory): launch() refuses another
     int share_grid = 0;   // one group: histShareAtomics's blocks on the SMs no cluster fits on (0: none)
     std::string describe() const {  // the launch column
         return common::launch_string(grid, threads, smem, cluster_kernel ? cluster : 0) + note +
@@ -253,6 +254,7 @@ inline Plan exchange_plan(int num_bins, const common::Gpu& g, int c, bool narrow
         if (idle > 0)
             p.share_grid = idle * common::resident_blocks(reinterpret_cast<const void*>(histShareAtomics), kExThreads, 0, g);
     }
+    p.num_bins = num_bins;
     p.ok = true;
     return p;
 }
@@ -347,6 +349,7 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
             p.grid = clusters * c;
         }
     }
+    p.num_bins = num_bins;
     p.ok = true;
     return p;
 }
@@ -355,10 +358,12 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
 // the launch's error (a refused configuration would otherwise leave zeroed
 // counts and no error); the caller CHECKs it. The command line's limits hold
 // here too: more than kMaxSamples samples could wrap a 32-bit count, so they
-// are refused (cudaErrorInvalidValue) before anything runs, like a bad bin count.
+// are refused (cudaErrorInvalidValue) before anything runs, like a bad bin count
+// or one the plan was not made for.
 [[nodiscard]] inline cudaError_t launch(const Plan& p, const int* in, size_t n, unsigned* hist, int num_bins,
                                         cudaStream_t s = 0) {
-    if (!p.ok || n > size_t(kMaxSamples) || !bins_problem(num_bins).empty()) return cudaErrorInvalidValue;
+    if (!p.ok || num_bins != p.num_bins || n > size_t(kMaxSamples) || !bins_problem(num_bins).empty())
+        return cudaErrorInvalidValue;
     CHECK(cudaMemsetAsync(hist, 0, size_t(num_bins) * sizeof(unsigned), s));
     if (p.plain_kernel) {
         p.plain_kernel<<<p.grid, p.threads, p.smem, s>>>(in, n, hist, num_bins);

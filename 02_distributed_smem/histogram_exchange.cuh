@@ -38,7 +38,7 @@
 // is after every block has arrived (r + 1), which each does only after it
 // finished counting round r.
 //
-// Where 32-bit counters leave no room for the staging (from 660161 bins on
+// Where 32-bit counters leave no room for the staging (from 655745 bins on
 // the H200 up to 2^20), 16-bit ones, two to a word (kNarrow). A 16-bit count
 // must never pass 65535 unseen; the block knows exactly how many slots it
 // counts each round (the segment tables), so it counts with plain atomics that

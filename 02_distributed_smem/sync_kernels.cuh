@@ -117,11 +117,16 @@ __global__ void litmusMessagePassing(int* data, int* flag, unsigned* meet, int r
                 if (f) { seen = true; break; }
                 if (clock64() - t0 > budget_cycles) break;
             }
-            if (!seen) { ++timeouts; break; }
-            if constexpr (O == Order::Fence) __threadfence();
-            if constexpr (O == Order::Volatile) r = *(volatile int*)&data[i];
-            else r = data[i];
-            weak += r != k + 1;
+            if (seen) {
+                if constexpr (O == Order::Fence) __threadfence();
+                if constexpr (O == Order::Volatile) r = *(volatile int*)&data[i];
+                else r = data[i];
+                weak += r != k + 1;
+            } else {
+                ++timeouts;
+            }
+            if (__syncthreads_or(!seen)) break;  // one lane timed out: the whole block leaves (pair_meet's
+                                                 // barriers need every thread), after the others' reads
         }
     }
     if (weak) atomicAdd(&counts[0], weak);

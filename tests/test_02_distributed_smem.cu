@@ -286,6 +286,7 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     EXPECT_GE(ran, 3) << "the three kernels without clusters run on every GPU";
     Plan bug;
     bug.ok = true;
+    bug.num_bins = bins;
     bug.plain_kernel = histSmemWrapBug;
     bug.grid = 2 * g.sms;
     bug.smem = bins * 4;
@@ -317,6 +318,7 @@ TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
     SKIP_WITHOUT_GPU();
     Plan p;
     p.ok = true;
+    p.num_bins = 4096;
     p.plain_kernel = histSmemWrapBug;
     p.grid = 264;
     p.smem = 4096 * 4;
@@ -379,14 +381,20 @@ TEST(HistogramPlans, LaunchReturnsTheLaunchError) {
 }
 
 // The limits the command line enforces hold where launch() is entered: too many samples (a
-// 32-bit count could wrap), a bad bin count or a refused plan return an error before any CUDA
+// 32-bit count could wrap), a bad bin count, a bin count the plan was not made for (its slices
+// and shared memory are sized for its own) or a refused plan return an error before any CUDA
 // call (so no GPU is needed to see it).
 TEST(HistogramPlans, LaunchRefusesWhatTheCommandLineRefuses) {
     Plan p;
     p.ok = true;
+    p.num_bins = 256;
     EXPECT_EQ(launch(p, nullptr, size_t(kMaxSamples) + 1, nullptr, 256), cudaErrorInvalidValue);
-    EXPECT_EQ(launch(p, nullptr, 1000, nullptr, 0), cudaErrorInvalidValue);
-    EXPECT_EQ(launch(p, nullptr, 1000, nullptr, kMaxBins + 1), cudaErrorInvalidValue);
+    EXPECT_EQ(launch(p, nullptr, 1000, nullptr, 512), cudaErrorInvalidValue);
+    for (int bad : {0, kMaxBins + 1}) {
+        p.num_bins = bad;
+        EXPECT_EQ(launch(p, nullptr, 1000, nullptr, bad), cudaErrorInvalidValue) << bad;
+    }
+    p.num_bins = 256;
     p.ok = false;
     EXPECT_EQ(launch(p, nullptr, 1000, nullptr, 256), cudaErrorInvalidValue);
 }
