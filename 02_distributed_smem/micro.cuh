@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -173,9 +174,9 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
 
     // Latency: dependent loads, cycles per load.
     const int steps = 1 << 14;
-    common::allow_large_clusters(chaseSmem);
     auto chase = [&](const char* measure, int c, int target, const char* h100) {
         if (too_large(measure, c)) return;
+        if (c > 8) common::allow_large_clusters(chaseSmem);
         const size_t smem = kChainWords * 4;
         const double ms = common::time_once_ms([&] {
             CHECK(common::launch_cluster(chaseSmem, c, kThreads, smem, c, target, steps, d_cycles.get(), d_sink.get()));
@@ -207,12 +208,16 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
             cycles() / lines, "cycles", "~260");
     }
     {   // DRAM: 32768 random lines of a 2 GiB buffer, each visited once, the L2 flushed by a 512 MiB memset.
+        // The lines are distinct: one drawn twice would turn the chain back into lines it has just
+        // visited (a cycle, or a jump past the rest), and those are L2 hits.
         const int count = 32768;
         const size_t words = size_t(1) << 29;
         common::DeviceBuffer<unsigned> next(words), d_pos(count), scratch(size_t(1) << 27);
         std::vector<unsigned> pos(count);
+        std::unordered_set<unsigned> drawn;
         common::SplitMix64 rng(uint64_t(opt.seed) + 1);
-        for (int i = 0; i < count; ++i) pos[i] = unsigned((rng.next() % (words / 32)) * 32);
+        for (int i = 0; i < count;)
+            if (const unsigned p = unsigned((rng.next() % (words / 32)) * 32); drawn.insert(p).second) pos[i++] = p;
         d_pos.upload(pos);
         scatterChain<<<common::ceil_div(count, 256), 256>>>(next.get(), d_pos.get(), count);
         CHECK_LAUNCH();
@@ -263,9 +268,9 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     }
     // Barriers: one cluster alone, 1000 in a row.
     const int sync_iters = 1000;
-    common::allow_large_clusters(syncCost<true>);
     auto barrier = [&](const char* measure, bool cluster_sync, int c, const char* h100) {
         if (too_large(measure, c)) return;
+        if (c > 8) common::allow_large_clusters(syncCost<true>);
         const auto kernel = cluster_sync ? syncCost<true> : syncCost<false>;
         const double ms = common::time_once_ms(
             [&] { CHECK(common::launch_cluster(kernel, c, kThreads, 0, c, sync_iters, d_cycles.get())); });
