@@ -24,6 +24,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include <cub/cub.cuh>
 #include "04_reduction/reduction.cuh"
@@ -55,6 +56,8 @@ struct Cub {
         CHECK(cudaMalloc(&temp, temp_bytes ? temp_bytes : 1));
     }
     ~Cub() { cudaFree(temp); }
+    Cub(const Cub&) = delete;  // one owner of `temp`
+    Cub& operator=(const Cub&) = delete;
     void run(void* t) {
         if (n <= size_t(INT32_MAX))  // 32-bit offsets where they fit, as a user would call it
             CHECK(cub::DeviceReduce::Sum(t, temp_bytes, in, out, int(n)));
@@ -380,9 +383,13 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
     const size_t g = vec4_grid<T, Finish::Partials>(n), g_chunks = common::ceil_div(n, size_t(8) * kBlock);
     auto host_sum = [&](size_t m) {
         CHECK(cudaMemcpy(h_partial.data(), ws.partial, m * sizeof(T), cudaMemcpyDeviceToHost));
-        T s = 0;
-        for (size_t i = 0; i < m; ++i) s += h_partial[i];
-        return s;
+        if constexpr (std::is_same_v<T, int>) {
+            return reference_int(h_partial.data(), m);  // wrapped to 32 bits, as the GPU's int adds wrap
+        } else {
+            T s = 0;
+            for (size_t i = 0; i < m; ++i) s += h_partial[i];
+            return s;
+        }
     };
     auto vec4_partials = [&] {
         reduceVec4<T, Finish::Partials><<<g, kVecThreads>>>(d_in.get(), n, ws.partial, ws.ticket, ws.out);
@@ -485,6 +492,8 @@ int main(int argc, char** argv) {
     cli.parse_or_exit(argc, argv);
     cli.fail_if(reduction::check_n(n));
     cli.fail_if(common::pitfall_refusal(opt.kernel, reduction::pitfalls<int>(), show_pitfalls));
+    if (show_pitfalls && !opt.kernel.empty() && !common::find_kernel(reduction::pitfalls<int>(), opt.kernel))
+        cli.fail("--pitfalls runs only the pitfall kernels; --kernel " + opt.kernel + " is not one of them");
 
     const common::DeviceInfo dev = common::require_device(int(opt.device));
     common::print_device_header(dev);

@@ -132,7 +132,7 @@ bool run_constant_cache(const common::DeviceInfo& dev, const Options& opt, commo
     const size_t threads = size_t(cs::resident_blocks(cs::warpReads<true>)) * cs::kBlock;
     const double warp_loads = double(threads / 32) * iters;
     std::vector<int> ti(cs::kTableSize);
-    common::fill_uniform(ti.data(), ti.size(), opt.common.seed + 1, 1, 15);
+    common::fill_uniform(ti.data(), ti.size(), uint64_t(opt.common.seed) + 1, 1, 15);
     const std::vector<float> table(ti.begin(), ti.end());
     common::DeviceBuffer<float> d_table(cs::kTableSize), d_out(threads);
     cs::set_table(table, d_table.get());

@@ -529,7 +529,7 @@ inline double tolerance(const Coefficients& c, double max_abs_in) {
     return 8.0 * 0x1p-24 * s * 2.0 * max_abs_in;
 }
 
-// Command-line limit: n outputs, n + 2*RADIUS inputs, 4 GiB a buffer at most.
+// Command-line limit: n outputs, n + 2*RADIUS inputs: 4 GiB of outputs at most (the inputs 32 bytes more).
 constexpr int64_t kMaxN = int64_t(1) << 30;
 
 // "" if n outputs can run, else why not (checked before any GPU work).

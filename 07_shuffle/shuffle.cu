@@ -201,7 +201,7 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
     const std::string problem = std::to_string(s.rows) + "x" + std::to_string(s.cols);
     std::vector<double> A(n), x(s.cols), ref(s.rows), abs_dot(s.rows), got;
     common::fill_uniform(A.data(), n, opt.seed, -1.0, 1.0);
-    common::fill_uniform(x.data(), x.size(), opt.seed + 1, -1.0, 1.0);
+    common::fill_uniform(x.data(), x.size(), uint64_t(opt.seed) + 1, -1.0, 1.0);
     matvec_cpu(A.data(), x.data(), s.rows, s.cols, ref.data(), abs_dot.data());
     const double tol = gamma_n(s.cols + 1.0) * *std::max_element(abs_dot.begin(), abs_dot.end());
 

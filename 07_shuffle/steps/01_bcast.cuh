@@ -9,9 +9,10 @@
 namespace shuffle {
 
 // ---- The kernel ----------------------------------------------------------------
-// bcast: lane 0's value to the whole warp. `value` is set only in lane 0;
-// the other lanes' copies are never read (their source is lane 0), so it does
-// not matter that they are uninitialized. What to look for: 32 x arg.
+// bcast: lane 0's value to the whole warp. `value` is set to arg only in
+// lane 0; the other lanes' copies (0 here) are never read (their source is
+// lane 0), which is why the seed could leave them uninitialized. What to look
+// for: 32 x arg.
 __global__ void bcast(int arg, int* out) {
     const int laneId = threadIdx.x % kWarp;
     int value = 0;

@@ -24,7 +24,8 @@
 namespace shuffle {
 
 constexpr int kMatvecBlock = 256;  // 8 warps
-constexpr int kBlocksPerSm = 8;    // 2048 threads: a full SM on sm_80 and sm_90
+constexpr int kBlocksPerSm = 8;    // 2048 threads: a full SM on sm_80 and sm_90 (1536 on 8.6, 8.9, 12.0:
+                                   // there "one full GPU of blocks" below is 1.33 waves)
 
 __device__ __forceinline__ size_t global_thread() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ size_t total_warps() { return size_t(gridDim.x) * blockDim.x / kWarp; }
