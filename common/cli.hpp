@@ -49,23 +49,23 @@ class Cli {
     // --name N, an integer in [lo, hi]. "2^K" is accepted for powers of two.
     Cli& option(const std::string& name, int64_t* dst, const std::string& help, int64_t lo, int64_t hi) {
         opts_.push_back({name, help, Kind::Int, dst, nullptr, nullptr, lo, hi, {}, nullptr});
-        return *this;
+        return added();
     }
     // --name TEXT, optionally restricted to a list of choices.
     Cli& option(const std::string& name, std::string* dst, const std::string& help,
                 std::vector<std::string> choices = {}) {
         opts_.push_back({name, help, Kind::Text, nullptr, dst, nullptr, 0, 0, std::move(choices), nullptr});
-        return *this;
+        return added();
     }
     // --name PATH of a file the program will write: refused while parsing if it cannot be.
     Cli& output_file(const std::string& name, std::string* dst, const std::string& help) {
         opts_.push_back({name, help, Kind::Text, nullptr, dst, nullptr, 0, 0, {}, output_file_problem});
-        return *this;
+        return added();
     }
     // --name, a switch.
     Cli& flag(const std::string& name, bool* dst, const std::string& help) {
         opts_.push_back({name, help, Kind::Flag, nullptr, nullptr, dst, 0, 0, {}, nullptr});
-        return *this;
+        return added();
     }
 
     // A mode: a flag that runs something other than the default run, and the options that
@@ -124,7 +124,7 @@ class Cli {
         for (const Opt& o : opts_) {
             std::string left = "  --" + o.name + (o.kind == Kind::Int ? " N" : o.kind == Kind::Text ? " TEXT" : "");
             left.resize(left.size() < 22 ? 22 : left.size() + 1, ' ');
-            u += left + o.help + default_of(o) + "\n";
+            u += left + o.help + o.shown_default + "\n";
         }
         u += "  --help              this text\n";
         if (modes_.empty()) return u;
@@ -165,6 +165,7 @@ class Cli {
         int64_t lo, hi;
         std::vector<std::string> choices;
         std::string (*check)(const std::string&);  // text options: "" or why the value is refused
+        std::string shown_default = "";            // " (default X)" as registered, before parsing
     };
 
     struct Mode {
@@ -246,6 +247,12 @@ class Cli {
         return "";
     }
 
+    // The usage shows each option's default as it was when the option was added: a refused
+    // command line prints the usage after parsing, when the values may be the user's.
+    Cli& added() {
+        opts_.back().shown_default = default_of(opts_.back());
+        return *this;
+    }
     static std::string default_of(const Opt& o) {
         if (o.kind == Kind::Int) return " (default " + std::to_string(*o.i) + ")";
         if (o.kind == Kind::Text && !o.s->empty()) return " (default " + *o.s + ")";

@@ -179,6 +179,10 @@ TEST(Cli, UsageListsEveryOptionWithItsDefault) {
     EXPECT_NE(u.find("usage: prog"), std::string::npos);
     EXPECT_NE(u.find("--n N"), std::string::npos);
     EXPECT_NE(u.find("(default 5)"), std::string::npos);
+    const char* argv[] = {"prog", "--n", "7"};
+    EXPECT_EQ(cli.parse(3, argv), "");
+    EXPECT_EQ(n, 7);
+    EXPECT_NE(cli.usage().find("(default 5)"), std::string::npos) << "the usage after a parse shows the default, not the value";
 }
 
 TEST(Stats, Median) {
