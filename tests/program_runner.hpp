@@ -2,6 +2,7 @@
 // what its --help says it takes: the options (each one's kind, range or choices, found by
 // giving it a value no option accepts) and the modes with their options.
 #pragma once
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -40,7 +41,9 @@ inline Outcome run(const std::string& program, const std::vector<std::string>& a
 
     Outcome r;
     int fds[2];
-    if (pipe(fds) != 0) return r;
+    // Close-on-exec: a child forked by another thread's run must not keep this pipe open (its
+    // reader would wait for that program too); dup2 onto 1 and 2 clears the flag for our child.
+    if (pipe2(fds, O_CLOEXEC) != 0) return r;
     const auto start = std::chrono::steady_clock::now();
     const pid_t pid = fork();
     if (pid == 0) {

@@ -4,8 +4,9 @@
 # usage: tests/run.sh BINARY...
 # Prints each binary's failures (GTEST_BRIEF) and its own summary, then how many
 # tests were skipped and why (one line per reason), then one closing line
-# "N passed, N failed, N skipped". Exits 1 if any test failed or a binary died
-# without a summary (a crash, or CHECK() exiting on a CUDA error).
+# "N passed, N failed, N skipped". Exits 1 if any test failed or a binary ended
+# without a summary, whatever its status (a crash, CHECK() exiting on a CUDA error,
+# or an exit(0) before the tests after it ran).
 set -u
 passed=0 failed=0 skipped=0
 reasons=$(mktemp)
@@ -28,8 +29,10 @@ for bin in "$@"; do
     f=""
     [ -n "$ran" ] && f=$((ran - ${p:-0} - ${s:-0}))
     passed=$((passed + ${p:-0})); skipped=$((skipped + ${s:-0})); failed=$((failed + ${f:-0}))
-    if [ "$rc" -ne 0 ] && { [ -z "$f" ] || [ "$f" -eq 0 ]; }; then
-        echo "!! $bin exited with status $rc before reporting: counted as 1 failure"
+    # No summary at all (a crash, CHECK() exiting, or an exit(0) part-way: the tests after it never
+    # ran), or a failing status that no failed test explains: one failure.
+    if [ -z "$ran" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
+        echo "!! $bin exited with status $rc$([ -z "$ran" ] && echo ' before reporting'): counted as 1 failure"
         failed=$((failed + 1))
     fi
 done
