@@ -1,6 +1,20 @@
 #!/usr/bin/env bash
-# gpu_tag.sh - the short name of GPU 0 for results file names: "NVIDIA H200" -> "h200".
+# gpu_tag.sh - the short name of GPU 0 for results file names, one per model and form factor:
+#   "NVIDIA H200" -> h200, "NVIDIA H100 80GB HBM3" -> h100, "NVIDIA H100 PCIe" -> h100-pcie,
+#   "NVIDIA GeForce RTX 4090" -> rtx4090, "Tesla T4" -> t4, "NVIDIA A100-SXM4-80GB" -> a100-sxm4,
+#   "NVIDIA RTX A6000" -> rtxa6000, "NVIDIA RTX 6000 Ada Generation" -> rtx6000-ada.
+# usage: common/gpu_tag.sh [NAME]   (NAME as nvidia-smi prints it; default: GPU 0's)
 # Prints nothing (and exits 1) where nvidia-smi finds no GPU.
 set -o pipefail
-nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 |
-    sed -e 's/^NVIDIA //' -e 's/ .*//' | tr 'A-Z' 'a-z' | grep .
+name=${1:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)}
+# Lower case, '-' as a space; the vendor and brand words go.
+read -r -a words <<<"$(printf '%s' "$name" | tr 'A-Z-' 'a-z ' | sed -E 's/\b(nvidia|geforce|tesla|quadro)\b//g')"
+[ ${#words[@]} -gt 0 ] || exit 1
+tag=${words[0]} i=1
+# A family word (rtx, gtx, titan, pro) joins the words after it up to the model number.
+while [[ ! $tag =~ [0-9] ]] && [ "$i" -lt ${#words[@]} ]; do tag+=${words[$i]} i=$((i + 1)); done
+# Then the words that tell models of one number apart; memory sizes and the rest do not.
+for w in "${words[@]:$i}"; do
+    case $w in pcie | nvl | sxm* | ti | super | ada | laptop) tag+=-$w ;; esac
+done
+printf '%s\n' "$tag"

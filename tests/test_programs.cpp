@@ -218,4 +218,21 @@ TEST(Setup, DetectsDistributionAndNvccWithoutInstalling) {
     EXPECT_NE(r.out.find(" passed, 0 failed"), std::string::npos) << r.out;
 }
 
+// make bench and profile.sh name results files after common/gpu_tag.sh: one name per model and form
+// factor, the committed ones (h100, h200) as they are.
+TEST(Scripts, GpuTagNamesEachModelApart) {
+    if (access("common/gpu_tag.sh", X_OK) != 0) GTEST_SKIP() << "run from the repository root (make test)";
+    const std::vector<std::pair<std::string, std::string>> names = {
+        {"NVIDIA H200", "h200"},           {"NVIDIA H100 80GB HBM3", "h100"},   {"NVIDIA H100 PCIe", "h100-pcie"},
+        {"Tesla T4", "t4"},                {"NVIDIA L4", "l4"},                 {"NVIDIA A100-SXM4-80GB", "a100-sxm4"},
+        {"NVIDIA GeForce RTX 3090", "rtx3090"}, {"NVIDIA GeForce RTX 4090", "rtx4090"},
+        {"NVIDIA GeForce RTX 5090", "rtx5090"}, {"NVIDIA RTX A6000", "rtxa6000"},
+        {"NVIDIA RTX 6000 Ada Generation", "rtx6000-ada"}};
+    for (const auto& [name, tag] : names) {
+        const runner::Outcome r = runner::run("common/gpu_tag.sh", {name});
+        EXPECT_EQ(r.code, 0) << name << ": " << r.out;
+        EXPECT_EQ(r.out, tag + "\n") << name;
+    }
+}
+
 }  // namespace
