@@ -33,16 +33,21 @@ struct Row {
 using Metadata = std::vector<std::pair<std::string, std::string>>;
 
 inline std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
 }
 
-// The metadata as "# key: value" lines, the head of every results CSV.
+// The metadata as "# key: value" lines, the head of every results CSV. A line break in a value
+// (a command-line argument may hold one) becomes a space: it would end the comment line.
 inline std::string csv_comments(const Metadata& meta) {
     std::string s;
-    for (const auto& kv : meta) s += "# " + kv.first + ": " + kv.second + "\n";
+    for (const auto& kv : meta) {
+        std::string v = kv.second;
+        for (char& c : v) if (c == '\n' || c == '\r') c = ' ';
+        s += "# " + kv.first + ": " + v + "\n";
+    }
     return s;
 }
 

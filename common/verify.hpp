@@ -11,7 +11,7 @@ struct Comparison {
     size_t n = 0;           // elements compared
     size_t mismatches = 0;  // elements outside the tolerance (NaN always is)
     size_t first_bad = 0;   // index of the first mismatch (valid if mismatches > 0)
-    double max_abs_err = 0; // largest |got - ref| over the finite elements
+    double max_abs_err = 0; // largest |got - ref| (NaNs skipped; inf where one side is infinite)
     double max_rel_err = 0; // largest |got - ref| / |ref| (ref != 0)
     bool pass() const { return mismatches == 0; }
 };
@@ -28,7 +28,8 @@ Comparison compare(const G* got, const R* ref, size_t n, double atol = 0.0, doub
         const double g = static_cast<double>(got[i]);
         const double r = static_cast<double>(ref[i]);
         const double err = std::fabs(g - r);
-        const bool ok = !std::isnan(g) && err <= atol + rtol * std::fabs(r);
+        // An infinity matches only itself (atol + rtol * inf would admit anything, 0 * inf is NaN).
+        const bool ok = std::isinf(g) || std::isinf(r) ? g == r : !std::isnan(g) && err <= atol + rtol * std::fabs(r);
         if (!std::isnan(err)) {
             if (err > c.max_abs_err) c.max_abs_err = err;
             if (r != 0 && err / std::fabs(r) > c.max_rel_err) c.max_rel_err = err / std::fabs(r);

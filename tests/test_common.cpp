@@ -247,6 +247,16 @@ TEST(Verify, ExactToleranceAndNaN) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float poisoned[4] = {1, nan, 3, 4};
     EXPECT_FALSE(common::compare(poisoned, ref, 4, 1e30, 1e30).pass()) << "NaN never passes";
+
+    // An infinity matches only itself, whatever the tolerance.
+    const float inf = std::numeric_limits<float>::infinity();
+    const float ref_inf[2] = {inf, -inf};
+    const float got_inf[2] = {inf, -inf}, got_flipped[2] = {-inf, -inf}, got_finite[2] = {inf, 1};
+    EXPECT_TRUE(common::compare(got_inf, ref_inf, 2).pass());
+    EXPECT_TRUE(common::compare(got_inf, ref_inf, 2, 0.0, 1e-3).pass());
+    EXPECT_FALSE(common::compare(got_flipped, ref_inf, 2, 0.0, 1e-3).pass());
+    EXPECT_FALSE(common::compare(got_finite, ref_inf, 2, 1e30, 1e30).pass());
+    EXPECT_FALSE(common::compare(ref_inf, ref, 2, 1e30, 1e30).pass()) << "an overflowed result fails";
     EXPECT_NE(common::describe(c, off, ref).find("index 2"), std::string::npos);
 }
 
@@ -264,6 +274,10 @@ TEST(Report, CsvHasMetadataHeaderAndQuotesCommas) {
     EXPECT_NE(csv.find("8x8,64,k1,\"grid(1,2) block(32,16)\",0.50000,100.00,50.00,0,PASS\n"), std::string::npos);
     EXPECT_NE(csv.find("8x8,64,k2,-,1.00000,50.00,,0,FAIL\n"), std::string::npos);
     EXPECT_FALSE(r.all_pass());
+    // A line break in a metadata value would end its comment line (the rest read as the header).
+    const std::string broken = r.csv({{"command", "./prog --csv 'a\nb.csv'\r"}});
+    EXPECT_EQ(broken.rfind("# command: ./prog --csv 'a b.csv' \nproblem,", 0), 0u);
+    EXPECT_EQ(common::csv_field("a\rb"), "\"a\rb\"");
 }
 
 // The one launch column every chapter prints.
