@@ -6,6 +6,7 @@
 // bank conflicts, and `make profile` (ncu) is the judge of whether the two
 // agree, kernel by kernel. Plain host code.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 #include "03_bank_conflicts/bank_model.cuh"
@@ -104,9 +105,15 @@ inline Tally tally_throughput(int stride, int iters, int blocks) {
 inline Tally tally_latency(int stride, int iters) {
     std::vector<Request> t;
     trace_fill(t, kWarpSize, kSweepWords);
-    for (int i = 0; i < iters; ++i) {  // hop i reads words l*stride + 32i (mod 2048)
+    // Hop i reads words l*stride + 32i (mod 2048): the hops repeat every kSweepWords / kChainStep,
+    // so one request per distinct hop, repeated (the counts do not depend on the order, and a
+    // request per hop would be 2^24 of them at the largest --iters).
+    constexpr int kPeriod = kSweepWords / kChainStep;
+    static_assert(kSweepWords % kChainStep == 0, "the hops repeat");
+    for (int i = 0; i < std::min(iters, kPeriod); ++i) {
         Request r;
         r.addr = stride_addresses(stride, (i * kChainStep) % kSweepWords);
+        r.repeat = uint64_t(iters / kPeriod + (i < iters % kPeriod ? 1 : 0));
         t.push_back(r);
     }
     return tally(t);

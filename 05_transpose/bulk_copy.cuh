@@ -27,10 +27,13 @@ namespace transpose {
 //              begins or ends (not 16-byte aligned) take ordinary stores
 //
 // Why not tensor maps (cp.async.bulk.tensor, what 01_matmul's steps use)? A
-// tensor map needs a row pitch that is a multiple of 16 bytes: odd rows or
-// columns have none. And a 2D box writes every one of its rows at the same
-// column, while the sector-aligned windows start m_j floats early in output
-// row j, a different shift in every row. One bulk copy per row does both.
+// tensor map needs a row pitch that is a multiple of 16 bytes, which a column
+// count that is not a multiple of 4 does not give (transposeTensorMap, in
+// tensor_map.cuh, reads the input through four maps, one per input row mod 4,
+// each with a pitch of four rows). And on the output side a 2D box writes
+// every one of its rows at the same column, while the sector-aligned windows
+// start m_j floats early in output row j, a different shift in every row. One
+// bulk copy per row does both.
 //
 // Shared memory: rows of 68 floats (272 bytes: a copy's destination must be
 // 16-byte aligned, so the odd stride of transposeSectorAligned is not

@@ -111,14 +111,15 @@ __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, in
 
 // kThreads: 512 (four tiles an SM) or 256 (eight), a plan's choice by the
 // size of the grid (sector_aligned_threads below). Where an SM holds 2048
-// threads (8.0, 9.0, 10.0), __launch_bounds__ asks for 2048 / kThreads blocks
+// threads (8.0, 9.0, 10.0, 10.3), __launch_bounds__ asks for 2048 / kThreads blocks
 // an SM, which holds the kernel to 32 registers a thread: a full SM with
 // either block. Elsewhere (1024 threads an SM on 7.5, 1536 on 8.6, 8.9, 12.0)
 // that many blocks would be out of range (ptxas warns and ignores it), and
 // 1024 / kThreads fits every GPU. (__maxnreg__(32), the same cap on every
 // GPU, measured 0.2-3.2% slower with 256 threads at 2048^2, 2049 x 2051 and
 // 2050 x 2046 on the H100: the compiler plans the code differently for it.)
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)
+#if defined(__CUDA_ARCH__) && \
+    (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 constexpr int kSmThreadsForBounds = 2048;
 #else
 constexpr int kSmThreadsForBounds = 1024;
