@@ -65,16 +65,22 @@ nvflags = $(if $(ARCHFLAGS_$(1)),$(filter-out -arch=%,$(NVFLAGS)) $(ARCHFLAGS_$(
 CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -I.
 GTEST    := -lgtest -lgtest_main -lpthread
 
-# The flags, in a file rewritten only when they change: every binary depends on it, so `make
-# ARCH=sm_80` (or another EXTRA_NVFLAGS) after a native build rebuilds, instead of finding the
-# native binaries up to date.
-FLAGS_STAMP := build/.flags
-FLAGS_TEXT  := $(subst ','\'',$(NVCC) $(NVFLAGS) $(ARCHFLAGS_matmul) | $(CXX) $(CXXFLAGS))
+# The flags, in files rewritten only when they change: every binary depends on its compiler's, so
+# `make ARCH=sm_80` (or another EXTRA_NVFLAGS, or CXX) after a build rebuilds, instead of finding
+# the old binaries up to date. One for nvcc's binaries, one for the two g++ ones.
+NVCC_STAMP := build/.nvcc-flags
+CXX_STAMP  := build/.cxx-flags
+stamp_text = $(subst ','\'',$(1))
+NVCC_TEXT  := $(call stamp_text,$(NVCC) $(NVFLAGS) $(ARCHFLAGS_matmul))
+CXX_TEXT   := $(call stamp_text,$(CXX) $(CXXFLAGS))
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)  # not under make -n, which changes nothing
-  $(shell mkdir -p build && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_TEXT)' ] || printf '%s\n' '$(FLAGS_TEXT)' > $(FLAGS_STAMP); })
+  $(shell mkdir -p build && { [ "$$(cat $(NVCC_STAMP) 2>/dev/null)" = '$(NVCC_TEXT)' ] || printf '%s\n' '$(NVCC_TEXT)' > $(NVCC_STAMP); })
+  $(shell mkdir -p build && { [ "$$(cat $(CXX_STAMP) 2>/dev/null)" = '$(CXX_TEXT)' ] || printf '%s\n' '$(CXX_TEXT)' > $(CXX_STAMP); })
 endif
-$(FLAGS_STAMP):
-	@mkdir -p $(@D) && printf '%s\n' '$(FLAGS_TEXT)' > $@
+$(NVCC_STAMP):
+	@mkdir -p $(@D) && printf '%s\n' '$(NVCC_TEXT)' > $@
+$(CXX_STAMP):
+	@mkdir -p $(@D) && printf '%s\n' '$(CXX_TEXT)' > $@
 
 # Every folder named NN_something is a chapter; `make test CHAPTERS=...` narrows it.
 CHAPTERS ?= $(patsubst %/,%,$(sort $(wildcard [0-9][0-9]_*/)))
@@ -96,12 +102,12 @@ all: $(CHAPTERS)
 
 define chapter_rules
 $(1): $(call prog,$(1))
-$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) $$(FLAGS_STAMP) | check-nvcc
+$(call prog,$(1)): $(1)/$(call prog,$(1)).cu $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) $$(NVCC_STAMP) | check-nvcc
 	$$(NVCC) $$(call nvflags,$(call prog,$(1))) -o $$@ $$< $$(LDLIBS_$(call prog,$(1)))
 endef
 # $(1) the chapter, $(2) one of its test sources
 define test_rule
-$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) $$(wildcard tests/*.hpp) $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) $$(FLAGS_STAMP) | check-nvcc check-gtest
+$(patsubst tests/%.cu,build/tests/%,$(2)): $(2) $$(wildcard tests/*.hpp) $$(wildcard $(1)/*.cuh $(1)/*.hpp $(1)/steps/*.cuh) $$(COMMON) $$(NVCC_STAMP) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$$(NVCC) $$(call nvflags,$(call prog,$(1))) -o $$@ $$< $$(GTEST) $$(LDLIBS_$(call prog,$(1)))
 endef
@@ -109,11 +115,11 @@ $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$(c))))
 $(foreach c,$(CHAPTERS),$(foreach t,$(call test_srcs,$(c)),$(eval $(call test_rule,$(c),$(t)))))
 
 # Through nvcc: the GPU_PROFILE tests include common/gpu.cuh (cuda_runtime.h; no device code).
-build/tests/test_common: tests/test_common.cpp $(COMMON) $(FLAGS_STAMP) | check-nvcc check-gtest
+build/tests/test_common: tests/test_common.cpp $(COMMON) $(NVCC_STAMP) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$(NVCC) -std=c++17 -O2 -I. -Xcompiler -Wall,-Wextra -o $@ $< $(GTEST)
 
-build/tests/test_programs build/tests/test_fuzz: build/tests/%: tests/%.cpp tests/program_runner.hpp $(FLAGS_STAMP) | check-gtest
+build/tests/test_programs build/tests/test_fuzz: build/tests/%: tests/%.cpp tests/program_runner.hpp $(CXX_STAMP) | check-gtest
 	@mkdir -p build/tests
 	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
 
