@@ -106,12 +106,12 @@ inline std::string cc_string(int cc) { return std::to_string(cc / 10) + "." + st
 // limits, what was capped, and that the timings are still this GPU's.
 inline std::string emulation_note(const Gpu& g = gpu()) {
     if (g.profile.empty()) return "";
-    char buf[320];
+    char buf[400];
     std::snprintf(buf, sizeof buf,
                   "GPU_PROFILE=%s: limits emulated (cc %s, %d SMs, %s shared memory per block, %s per SM, L2 %.0f MiB, "
-                  "cluster %d)%s%s; timings are this GPU's",
+                  "cluster %d, %d threads and %d blocks per SM)%s%s; timings are this GPU's",
                   g.profile.c_str(), cc_string(g.cc).c_str(), g.sms, kib(g.smem_per_block).c_str(),
-                  kib(g.smem_per_sm).c_str(), g.l2_bytes / 1048576.0, g.max_cluster,
+                  kib(g.smem_per_sm).c_str(), g.l2_bytes / 1048576.0, g.max_cluster, g.threads_per_sm, g.blocks_per_sm,
                   g.capped.empty() ? "" : ", capped at this GPU's: ", g.capped.c_str());
     return buf;
 }

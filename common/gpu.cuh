@@ -34,6 +34,8 @@ struct Gpu {
     size_t smem_per_sm = 0;     // shared memory of one SM, bytes
     size_t l2_bytes = 0;
     int max_cluster = 0;        // largest thread-block cluster (0: none; 8 portable; 16 on 9.0)
+    int threads_per_sm = 0;     // resident threads an SM holds (2048 on 8.0 and 9.0, 1536 on 8.6-8.9 and 12.0)
+    int blocks_per_sm = 0;      // resident blocks an SM holds (32 on 8.0 and 9.0, 16 on 7.5 and 8.6)
     // Features, not limits: the GPU's own under any GPU_PROFILE (a preset in gpu_of: its own).
     bool cooperative = false;   // cooperative launches (grid.sync()) run
     int sync_domains = 0;       // memory-synchronization domains (0 in gpu_of: no preset states it)
@@ -75,6 +77,8 @@ inline Gpu real_gpu(int dev) {
     g.smem_per_sm = size_t(attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
     g.l2_bytes = size_t(attribute(cudaDevAttrL2CacheSize));
     g.max_cluster = max_cluster_of(g.cc);
+    g.threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor);
+    g.blocks_per_sm = attribute(cudaDevAttrMaxBlocksPerMultiprocessor);
     g.cooperative = attribute(cudaDevAttrCooperativeLaunch) != 0;
     int domains = 0;  // CUDA 12's attribute: a device that does not answer counts none
     if (cudaDeviceGetAttribute(&domains, cudaDevAttrMemSyncDomainCount, dev) != cudaSuccess) {
@@ -142,13 +146,17 @@ inline std::string code_refusal(const void* kernel, int need_cc) {
 
 // Blocks of `kernel` (`threads` each, `smem` bytes of dynamic shared memory)
 // one SM holds at once: the occupancy calculator's answer, which is the real
-// GPU's, capped by what g's shared memory per SM holds (GPU_PROFILE's may be smaller).
+// GPU's, capped by what g's shared memory, threads and blocks per SM allow
+// (GPU_PROFILE's may be smaller; registers are 64K an SM on every preset).
 inline int resident_blocks(const void* kernel, int threads, size_t smem, const Gpu& g = gpu()) {
     int per_sm = 0;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
     cudaFuncAttributes a;
     CHECK(cudaFuncGetAttributes(&a, kernel));
-    return std::min(per_sm, blocks_per_sm_by_smem(g, a.sharedSizeBytes + smem));
+    per_sm = std::min(per_sm, blocks_per_sm_by_smem(g, a.sharedSizeBytes + smem));
+    if (g.threads_per_sm > 0) per_sm = std::min(per_sm, g.threads_per_sm / threads);
+    if (g.blocks_per_sm > 0) per_sm = std::min(per_sm, g.blocks_per_sm);
+    return per_sm;
 }
 
 }  // namespace common

@@ -44,7 +44,8 @@ inline bool everything_must_run() {
 }
 
 // The GPU the results come from, for planning tests that run without one.
-constexpr common::GpuPreset kH200{"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16};
+constexpr common::GpuPreset kH200{"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16,
+                                  2048, 32};
 
 inline const common::GpuPreset& preset_named(const std::string& name) {
     for (const common::GpuPreset& p : common::kGpuPresets)

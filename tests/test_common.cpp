@@ -182,7 +182,7 @@ TEST(Cli, UsageListsEveryOptionWithItsDefault) {
     const char* argv[] = {"prog", "--n", "7"};
     EXPECT_EQ(cli.parse(3, argv), "");
     EXPECT_EQ(n, 7);
-    EXPECT_NE(cli.usage().find("(default 5)"), std::string::npos) << "the usage after a parse shows the default, not the value";
+    EXPECT_NE(cli.usage().find("(default 5)"), std::string::npos) << "after a parse: the default, not the value";
 }
 
 TEST(Stats, Median) {
@@ -303,7 +303,7 @@ const common::GpuPreset& testing_preset(const char* name) {
 
 // GPU_PROFILE on an H200's limits (no GPU needed: apply_gpu_profile takes the real limits).
 common::Gpu h200() {
-    return common::gpu_of({"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16});
+    return common::gpu_of({"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16, 2048, 32});
 }
 
 TEST(GpuProfile, PresetsLowerTheLimitsAndKeepTheRealCapability) {
@@ -316,6 +316,8 @@ TEST(GpuProfile, PresetsLowerTheLimitsAndKeepTheRealCapability) {
     EXPECT_EQ(g.smem_per_sm, 64 * common::kKiB);
     EXPECT_EQ(g.l2_bytes, 4 * common::kMiB);
     EXPECT_EQ(g.max_cluster, 0);
+    EXPECT_EQ(g.threads_per_sm, 1024);
+    EXPECT_EQ(g.blocks_per_sm, 16);
     EXPECT_EQ(g.capped, "");
     EXPECT_FALSE(g.has(90));
     EXPECT_TRUE(g.has(75));
@@ -342,12 +344,16 @@ TEST(GpuProfile, PresetsAreCappedAtTheRealGpu) {
     EXPECT_EQ(g.max_cluster, 8);
     EXPECT_NE(g.capped.find("SMs"), std::string::npos) << g.capped;
     EXPECT_NE(g.capped.find("L2"), std::string::npos) << g.capped;
-    common::Gpu small = common::gpu_of({"", 75, 40, 64 * common::kKiB, 64 * common::kKiB, 4 * common::kMiB, 0});
+    common::Gpu small =
+        common::gpu_of({"", 75, 40, 64 * common::kKiB, 64 * common::kKiB, 4 * common::kMiB, 0, 1024, 16});
     ASSERT_EQ(common::apply_gpu_profile("h100", small), "");  // a preset larger than a T4
     EXPECT_EQ(small.cc, 90) << "the capability is the profile's";
     EXPECT_FALSE(small.has(90)) << "features the real GPU lacks stay waived";
     EXPECT_EQ(small.smem_per_block, 64 * common::kKiB);
     EXPECT_EQ(small.max_cluster, 0);
+    EXPECT_EQ(small.threads_per_sm, 1024);
+    EXPECT_EQ(small.blocks_per_sm, 16);
+    EXPECT_NE(small.capped.find("threads per SM"), std::string::npos) << small.capped;
 }
 
 TEST(GpuProfile, ExplicitProfilesLowerOrAreRefused) {
@@ -364,7 +370,13 @@ TEST(GpuProfile, ExplicitProfilesLowerOrAreRefused) {
     EXPECT_EQ(part.sms, 66);
     EXPECT_EQ(part.cc, 90);
     EXPECT_EQ(part.smem_per_block, 227 * common::kKiB);
-    for (const char* over : {"sms=133", "smem_block=300000,smem_sm=300000", "l2=1e9", "cluster=32", "smem_sm=233473"}) {
+    EXPECT_EQ(part.threads_per_sm, 2048);
+    common::Gpu ampere = h200();
+    ASSERT_EQ(common::apply_gpu_profile("threads_sm=1536,blocks_sm=16", ampere), "");
+    EXPECT_EQ(ampere.threads_per_sm, 1536);
+    EXPECT_EQ(ampere.blocks_per_sm, 16);
+    for (const char* over : {"sms=133", "smem_block=300000,smem_sm=300000", "l2=1e9", "cluster=32", "smem_sm=233473",
+                             "threads_sm=4096", "blocks_sm=64"}) {
         common::Gpu q = h200();
         const std::string err = common::apply_gpu_profile(over, q);
         EXPECT_NE(err.find("more than this GPU has"), std::string::npos) << over << ": " << err;
@@ -403,7 +415,8 @@ TEST(GpuProfile, ClusterRefusalNamesTheLimit) {
 
 TEST(GpuProfile, BadTextIsRefusedInOneLine) {
     for (const char* bad : {"t5", "cc=", "cc=x", "sms=-1", "sms=84,", "foo=1", "cc=8.6;sms=84", "sms=0",
-                            "smem_block=1024", "smem_block=100000,smem_sm=50000", "cc=4.0"}) {
+                            "smem_block=1024", "smem_block=100000,smem_sm=50000", "cc=4.0", "sms=84.5", "cluster=1e12",
+                            "cluster=3e9", "threads_sm=512", "blocks_sm=0"}) {
         common::Gpu g = h200();
         const std::string err = common::apply_gpu_profile(bad, g);
         EXPECT_NE(err, "") << bad;

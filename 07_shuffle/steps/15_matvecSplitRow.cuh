@@ -66,7 +66,7 @@ matvecSplitRowSum(const double* __restrict__ partial, double* __restrict__ y, in
 // the grid is about 4 full GPUs of blocks.
 inline int64_t split_chunk_pairs(int rows, int cols) {
     constexpr int64_t step = int64_t(8) * kMatvecBlock;
-    const int64_t target_blocks = int64_t(4) * common::sm_count() * kBlocksPerSm;
+    const int64_t target_blocks = int64_t(4) * common::sm_count() * blocks_per_sm();
     const int64_t total = int64_t(rows) * (cols / 2);
     const int64_t per_block = std::max<int64_t>(step, common::ceil_div(total, target_blocks));
     return common::ceil_div(per_block, step) * step;

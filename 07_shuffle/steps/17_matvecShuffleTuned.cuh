@@ -60,7 +60,7 @@ inline std::string launch_shape(Vec2Shape v, const double* A, const double* x, d
 // than the GPU holds. What to look for: the launch column says what ran.
 inline Vec2Shape tuned_shape(int rows, int cols) {
     const int pairs = cols / 2;
-    const int64_t resident_blocks = int64_t(common::sm_count()) * kBlocksPerSm;
+    const int64_t resident_blocks = int64_t(common::sm_count()) * blocks_per_sm();
     // Few long rows: fewer rows than half a GPU of blocks -> split each row;
     // more rows: a block per row, which measured as fast or faster (at
     // 1000 x 33333: README, worklog step 4).
@@ -80,7 +80,7 @@ inline Vec2Shape tuned_shape(int rows, int cols) {
     // segment, which --tune measured faster at 1048576 x 17.
     if (cols % 2 == 1 && lanes < 32) r = 1;
     if (lanes == 32 && r < 2) r = 2;
-    const size_t full_gpu_warps = size_t(common::sm_count()) * kBlocksPerSm * kMatvecBlock / kWarp;
+    const size_t full_gpu_warps = size_t(common::sm_count()) * blocks_per_sm() * kMatvecBlock / kWarp;
     while (r > 1 && size_t(rows) / (size_t(r) * (kWarp / lanes)) < full_gpu_warps) r /= 2;
     return {lanes, r};
 }

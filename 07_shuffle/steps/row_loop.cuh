@@ -13,6 +13,7 @@
 // the scratch array's size, the launchers' common signature, and the
 // alignment test of the 16-byte steps (13 to 17).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,8 +25,9 @@
 namespace shuffle {
 
 constexpr int kMatvecBlock = 256;  // 8 warps
-constexpr int kBlocksPerSm = 8;    // 2048 threads: a full SM on sm_80 and sm_90 (1536 on 8.6, 8.9, 12.0:
-                                   // there "one full GPU of blocks" below is 1.33 waves)
+// Blocks of kMatvecBlock threads an SM holds by its thread limit: 8 on 8.0 and
+// 9.0 (2048 threads), 6 on 8.6, 8.9 and 12.0, 4 on 7.5 (GPU_PROFILE's where set).
+inline int blocks_per_sm() { return std::max(1, common::gpu().threads_per_sm / kMatvecBlock); }
 
 __device__ __forceinline__ size_t global_thread() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ size_t total_warps() { return size_t(gridDim.x) * blockDim.x / kWarp; }
@@ -51,10 +53,10 @@ using MatvecLaunch = std::string (*)(const double* A, const double* x, double* y
 // blocks; matvecGmemCache needs one scratch double per thread of that grid.
 inline unsigned row_loop_grid(int rows) {
     const size_t want = common::ceil_div(size_t(rows) * kWarp, kMatvecBlock);
-    const size_t cap = size_t(common::sm_count()) * kBlocksPerSm;
+    const size_t cap = size_t(common::sm_count()) * blocks_per_sm();
     return unsigned(want < cap ? want : cap);
 }
-inline size_t scratch_doubles() { return size_t(common::sm_count()) * kBlocksPerSm * kMatvecBlock; }
+inline size_t scratch_doubles() { return size_t(common::sm_count()) * blocks_per_sm() * kMatvecBlock; }
 
 // Steps 13 to 17 load A (and x, or store y) 16 bytes at a time, and a 16-byte
 // access to an address off 16 bytes faults. cudaMalloc'd arrays start on 256
