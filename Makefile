@@ -73,14 +73,15 @@ CXX_STAMP  := build/.cxx-flags
 stamp_text = $(subst ','\'',$(1))
 NVCC_TEXT  := $(call stamp_text,$(NVCC) $(NVFLAGS) $(ARCHFLAGS_matmul))
 CXX_TEXT   := $(call stamp_text,$(CXX) $(CXXFLAGS))
+write_stamp = mkdir -p build && { [ "$$(cat $(1) 2>/dev/null)" = '$(2)' ] || printf '%s\n' '$(2)' > $(1); }
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)  # not under make -n, which changes nothing
-  $(shell mkdir -p build && { [ "$$(cat $(NVCC_STAMP) 2>/dev/null)" = '$(NVCC_TEXT)' ] || printf '%s\n' '$(NVCC_TEXT)' > $(NVCC_STAMP); })
-  $(shell mkdir -p build && { [ "$$(cat $(CXX_STAMP) 2>/dev/null)" = '$(CXX_TEXT)' ] || printf '%s\n' '$(CXX_TEXT)' > $(CXX_STAMP); })
+  $(shell $(call write_stamp,$(NVCC_STAMP),$(NVCC_TEXT)))
+  $(shell $(call write_stamp,$(CXX_STAMP),$(CXX_TEXT)))
 endif
 $(NVCC_STAMP):
-	@mkdir -p $(@D) && printf '%s\n' '$(NVCC_TEXT)' > $@
+	@$(call write_stamp,$@,$(NVCC_TEXT))
 $(CXX_STAMP):
-	@mkdir -p $(@D) && printf '%s\n' '$(CXX_TEXT)' > $@
+	@$(call write_stamp,$@,$(CXX_TEXT))
 
 # Every folder named NN_something is a chapter; `make test CHAPTERS=...` narrows it.
 CHAPTERS ?= $(patsubst %/,%,$(sort $(wildcard [0-9][0-9]_*/)))
