@@ -98,28 +98,34 @@ struct Config {
     std::string (*streamk)(const float*, const float*, float*, int, int, int, bool pad_b, int slots);
     int bm, bn, bk;
     size_t smem;
-    int blocks_per_sm;  // the register allocator's target (MINB); shared memory may allow fewer
+    int threads;
+    int blocks_per_sm;  // the register allocator's target (MINB); shared memory or threads may allow fewer
     double rate, fixed;
 };
-#define MATMUL_CONFIG(T) launch_sgemmCpAsync_with<T>, launch_sgemmStreamK_with<T>, T::BM, T::BN, T::BK, T::SMEM
+#define MATMUL_CONFIG(T) launch_sgemmCpAsync_with<T>, launch_sgemmStreamK_with<T>, T::BM, T::BN, T::BK, T::SMEM, T::THREADS, T::MINB
 inline const std::vector<Config>& configs() {
     static const std::vector<Config> c = {
-        {"128x128x16 s3", MATMUL_CONFIG(Tile128), 2, 0.88, 20},
-        {"128x128x32 s3", MATMUL_CONFIG(Tile128k32), 2, 0.86, 20},
-        {"128x256x16 s3", MATMUL_CONFIG(Tile128x256), 1, 0.97, 50},
-        {"128x256x32 s3", MATMUL_CONFIG(Tile128x256k32), 1, 0.93, 50},
-        {"256x128x16 s3", MATMUL_CONFIG(Tile256x128), 1, 0.86, 50},
-        {"128x64x16 s4", MATMUL_CONFIG(Tile128x64), 3, 0.87, 15},
-        {"64x64x16 s4", MATMUL_CONFIG(Tile64), 4, 0.77, 10},
+        {"128x128x16 s3", MATMUL_CONFIG(Tile128), 0.88, 20},
+        {"128x128x32 s3", MATMUL_CONFIG(Tile128k32), 0.86, 20},
+        {"128x256x16 s3", MATMUL_CONFIG(Tile128x256), 0.97, 50},
+        {"128x256x32 s3", MATMUL_CONFIG(Tile128x256k32), 0.93, 50},
+        {"256x128x16 s3", MATMUL_CONFIG(Tile256x128), 0.86, 50},
+        {"128x64x16 s4", MATMUL_CONFIG(Tile128x64), 0.87, 15},
+        {"64x64x16 s4", MATMUL_CONFIG(Tile64), 0.77, 10},
     };
     return c;
 }
 #undef MATMUL_CONFIG
 
-// Blocks of configuration c that one SM of `g` holds (0: it does not fit).
+// Blocks of configuration c that one SM of `g` holds (0: it does not fit):
+// by its shared memory, and by the threads and blocks an SM holds where g
+// knows them (common::resident_blocks caps the same way).
 inline int blocks_per_sm(const Config& c, const common::Gpu& g) {
     if (c.smem > g.smem_per_block) return 0;
-    return std::min(c.blocks_per_sm, common::blocks_per_sm_by_smem(g, c.smem));
+    int n = std::min(c.blocks_per_sm, common::blocks_per_sm_by_smem(g, c.smem));
+    if (g.threads_per_sm > 0) n = std::min(n, g.threads_per_sm / c.threads);
+    if (g.blocks_per_sm > 0) n = std::min(n, g.blocks_per_sm);
+    return n;
 }
 inline TileModel model_of(const Config& c, const common::Gpu& g) {
     return {c.bm, c.bn, c.bk, blocks_per_sm(c, g), c.rate, c.fixed};

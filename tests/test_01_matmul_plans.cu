@@ -114,6 +114,22 @@ TEST(MatmulPlan, EveryPresetPlansOnlyWhatFits) {
 
 // Wide tiles and no split where the tiles fill the GPU, split-K where C has
 // few tiles and K is long.
+// An SM holds no more blocks of a configuration than its threads and block
+// slots allow (an explicit GPU_PROFILE's threads_sm and blocks_sm), as
+// common::resident_blocks caps every other chapter's plans.
+TEST(MatmulPlan, BlocksPerSmAreCappedByThreadsAndBlocks) {
+    for (const matmul::Config& c : matmul::configs()) {
+        common::Gpu g = common::gpu_of(common::kGpuPresets[0]);
+        g.smem_per_sm = g.smem_per_block = 1 << 30;  // shared memory no limit here
+        g.threads_per_sm = g.blocks_per_sm = 0;      // unknown: the register target decides
+        EXPECT_EQ(matmul::blocks_per_sm(c, g), c.blocks_per_sm) << c.name;
+        g.threads_per_sm = c.threads;
+        EXPECT_EQ(matmul::blocks_per_sm(c, g), 1) << c.name;
+        g.threads_per_sm = 0, g.blocks_per_sm = 1;
+        EXPECT_EQ(matmul::blocks_per_sm(c, g), 1) << c.name;
+    }
+}
+
 TEST(MatmulPlan, Tf32PlanFillsTheGpu) {
     const common::Gpu g = hopper();
     for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{8191, 8193, 127}}) {
