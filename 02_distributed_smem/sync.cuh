@@ -311,10 +311,9 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
     } else {
         rep.add({"barrier", "cluster.sync", "-", 0, "cycles", "WAIVED: " + no_clusters, "-"});
     }
-    // grid.sync(): cooperative launch, grid sized by occupancy.
+    // grid.sync(): cooperative launch, grid sized by occupancy (GPU_PROFILE's limits cap it).
     if (common::gpu().cooperative) {
-        int per_sm = 0;
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, barrierGridSync, 256, 0));
+        const int per_sm = common::resident_blocks(reinterpret_cast<const void*>(barrierGridSync), 256, 0);
         const int grid_iters = 2000, checks = 100;
         for (int blocks : {dev.sms, dev.sms * per_sm}) {
             common::DeviceBuffer<long long> cyc(blocks), ns(blocks);
