@@ -435,16 +435,18 @@ int main(int argc, char** argv) {
     cli.fail_if(common::pitfall_refusal(opt.common.kernel, matmul::pitfalls(), opt.pitfalls));
 
     const std::vector<Shape> shapes = opt.common.sweep ? kSweep : std::vector<Shape>{{int(m), int(n), int(k)}};
-    // Host memory for the reference is the user's problem; device memory is checked here.
     const common::DeviceInfo dev = common::require_device(int(opt.common.device));
     common::print_device_header(dev);
-    double need = 0;
+    double need = 0, host = 0;
     for (const Shape& s : shapes) {
         const double mn = double(s.m) * s.n;
         const double partials = std::min(4.0 * matmul::kSplitFactors.back() * mn, double(matmul::kSplitKScratchMaxBytes));
         // + the split A of sgemm3xTf32 (two M x K matrices)
         need = std::max(need, 4.0 * (3.0 * double(s.m) * s.k + double(s.k) * s.n + mn) + partials + kDeviceSlackBytes);
+        // A, B, a result and cuBLAS fp32's C (the full reference, fp64, only where it is small)
+        host = std::max(host, 4.0 * (double(s.m) * s.k + double(s.k) * s.n + 2.0 * mn));
     }
+    common::require_host_memory("matmul", host);
     common::require_device_memory("matmul", need);  // A, B, C, split-K partials, cuBLAS workspace
 
     cublasHandle_t handle;

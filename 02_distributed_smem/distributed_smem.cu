@@ -398,6 +398,7 @@ int main(int argc, char** argv) {
     const int64_t sweep_n = cli.given("n") ? n : int64_t(1) << 26;
     int64_t most = cluster_sweep_mode ? sweep_n : 0;
     for (const Problem& p : problems) most = std::max(most, p.n);
+    common::require_host_memory("distributed_smem", 4.0 * double(most) + 8.0 * double(num_bins));  // input, ref, result
     common::require_device_memory("distributed_smem", 4.0 * double(most) + 64.0 * double(num_bins) * 4.0 + (64 << 20));
 
     common::Report report("GB/s", "cub", {"bins", "dist", "cluster"});

@@ -506,6 +506,7 @@ int main(int argc, char** argv) {
     const size_t elem = accuracy ? sizeof(float) : opt.sweep ? sizeof(float) : type == "double" ? 8 : 4;
     const size_t largest = opt.sweep ? size_t(1) << 28 : size_t(n);
     const double need = double(largest) * elem * (accuracy ? 4.2 : 2.2) + 64.0 * 1048576;
+    common::require_host_memory("reduction", double(largest) * elem * (accuracy ? 2.0 : 1.0));  // the inputs
     common::require_device_memory("reduction", double(need));
 
     if (accuracy) return run_accuracy(size_t(n), opt, dev, cli.command_line()) ? 0 : 1;

@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
     common::print_device_header(dev);
     size_t largest = 0;
     for (const Shape& s : shapes) largest = std::max(largest, size_t(s.rows) * s.cols);
+    common::require_host_memory("transpose", 3.0 * largest * sizeof(float));  // input, CPU transpose, result
     common::require_device_memory("transpose", 2.0 * largest * sizeof(float));
 
     common::Report report("GB/s", "copy");

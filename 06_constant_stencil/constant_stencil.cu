@@ -210,6 +210,7 @@ int main(int argc, char** argv) {
     const common::DeviceInfo dev = common::require_device(int(opt.common.device));
     common::print_device_header(dev);
     const size_t largest = *std::max_element(sizes.begin(), sizes.end());
+    common::require_host_memory("constant_stencil", 16.0 * double(largest));  // input, result (float), reference (double)
     common::require_device_memory("constant_stencil", double(constant_stencil::device_bytes(largest)));
 
     const constant_stencil::Coefficients coef = constant_stencil::derivative8();

@@ -356,6 +356,7 @@ int main(int argc, char** argv) {
     size_t largest = 0;
     for (const Shape& s : shapes) largest = std::max(largest, size_t(s.rows) * s.cols + s.rows + s.cols);
     const size_t need = largest * sizeof(double) + (64u << 20);  // + scratch, CUB's temporaries
+    common::require_host_memory("shuffle", double(largest) * sizeof(double));  // A, x, the reference and result
     common::require_device_memory("shuffle", double(need));
 
     bool ok = run_demos();

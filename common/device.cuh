@@ -1,4 +1,5 @@
-// device.cuh - pick the GPU, print what it is, or waive the run (exit 77).
+// device.cuh - pick the GPU, print what it is, or waive the run (exit 77);
+// refuse a size that device or host memory cannot hold (exit 2).
 // Its limits are common/gpu.cuh's (GPU_PROFILE: common/gpu_profile.cuh): this file reads only
 // what the header line names.
 #pragma once
@@ -166,6 +167,32 @@ inline void require_device_memory(const char* program, double bytes) {
     if (bytes > double(free_b)) {
         std::fprintf(stderr, "%s: needs %s of device memory, %s is free\n", program, human_bytes(bytes).c_str(),
                      human_bytes(double(free_b)).c_str());
+        std::exit(2);
+    }
+}
+
+// Bytes of host memory the system can give this process without swapping:
+// MemAvailable in /proc/meminfo (Linux); 0 where that is not known.
+inline size_t available_host_memory() {
+    std::FILE* f = std::fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+    std::fclose(f);
+    return size_t(kib) * 1024;
+}
+
+// The same for the host copies (inputs, CPU reference, downloaded results):
+// exits 2 where `bytes` are more than the system has available, rather than
+// letting the kernel's out-of-memory killer end the program half way. No
+// check where the available memory is not known.
+inline void require_host_memory(const char* program, double bytes) {
+    const size_t avail = available_host_memory();
+    if (avail > 0 && bytes > double(avail)) {
+        std::fprintf(stderr, "%s: needs %s of host memory, %s is available\n", program, human_bytes(bytes).c_str(),
+                     human_bytes(double(avail)).c_str());
         std::exit(2);
     }
 }

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include "common/cli.hpp"
 #include "common/data.hpp"
+#include "common/device.cuh"
 #include "common/gpu_profile.cuh"
 #include "common/kernel_list.hpp"
 #include "common/launch.cuh"
@@ -330,6 +331,17 @@ TEST(GpuProfile, PresetsLowerTheLimitsAndKeepTheRealCapability) {
         EXPECT_LE(q.smem_per_block, q.smem_per_sm) << p.name;
         EXPECT_EQ(q.max_cluster > 0, q.cc >= 90) << p.name;
     }
+}
+
+// A size the host cannot hold is refused with exit 2 before anything is
+// allocated (the programs call it with their inputs' and references' bytes).
+TEST(HostMemory, MoreThanIsAvailableIsRefused) {
+    const size_t avail = common::available_host_memory();
+    if (avail == 0) GTEST_SKIP() << "no /proc/meminfo here";
+    EXPECT_GT(avail, size_t(1) << 20);
+    common::require_host_memory("test", 1024.0);  // returns
+    EXPECT_EXIT(common::require_host_memory("test", 2.0 * double(avail)), testing::ExitedWithCode(2),
+                "test: needs .* of host memory, .* is available");
 }
 
 TEST(GpuProfile, PresetsAreCappedAtTheRealGpu) {
