@@ -388,13 +388,26 @@ TEST(StrideSweep, ThroughputAndLatencyKernelsReadWhatTheyShould) {
 
 // ---- GPU: the >48 KB opt-in ------------------------------------------------
 
+// A kernel of the test's own, which nothing has opted in: its attribute is
+// the default here whatever ran before (common::request_dynamic_smem remembers
+// what it gave the chapter's kernel and does not ask again).
+__global__ void reverseWithoutOptIn(const int* in, int* out) {
+    extern __shared__ int big[];
+    for (int i = threadIdx.x; i < kOptInElems; i += blockDim.x) big[i] = in[i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < kOptInElems; i += blockDim.x) out[i] = big[kOptInElems - 1 - i];
+}
+
 TEST(OptIn, MoreThan48KBNeedsTheAttribute) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(common::smem_refusal(kOptInBytes));
     common::DeviceBuffer<int> in(kOptInElems), out(kOptInElems);
-    CHECK(cudaFuncSetAttribute(reverseBlockOptIn, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
-    reverseBlockOptIn<<<1, kOptInThreads, kOptInBytes>>>(in.get(), out.get());
+    reverseWithoutOptIn<<<1, kOptInThreads, kOptInBytes>>>(in.get(), out.get());
     EXPECT_NE(cudaGetLastError(), cudaSuccess) << "a 96 KB launch without opt-in should be refused";
+    ASSERT_EQ(common::request_dynamic_smem(reverseWithoutOptIn, kOptInBytes), "");
+    reverseWithoutOptIn<<<1, kOptInThreads, kOptInBytes>>>(in.get(), out.get());
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "after request_dynamic_smem it launches";
+    CHECK(cudaDeviceSynchronize());
     const TileKernel* k = common::find_kernel(tile_kernels(), "reverseBlockOptIn");
     ASSERT_NE(k, nullptr);
     EXPECT_TRUE(run_tile(*k, 48, 5).pass());  // the launcher opts in
