@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 #include <vector>
+#include "common/cli.hpp"
 #include "common/device.cuh"
 #include "common/report.hpp"
 
@@ -60,8 +61,11 @@ class SyncReport {
 inline std::string own_command_line() {
     std::ifstream f("/proc/self/cmdline", std::ios::binary);
     std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-    for (char c : all) out += c ? c : ' ';
-    while (!out.empty() && out.back() == ' ') out.pop_back();
+    for (size_t b = 0, e; b < all.size(); b = e + 1) {  // NUL-separated arguments
+        e = all.find('\0', b);
+        if (e == std::string::npos) e = all.size();
+        out += (out.empty() ? "" : " ") + common::shell_quote(all.substr(b, e - b));
+    }
     return out.empty() ? "./distributed_smem --sync" : out;
 }
 

@@ -17,6 +17,17 @@
 
 namespace common {
 
+// `arg` as a POSIX shell reads it back: as it is where every character is
+// safe, else in single quotes (a ' inside as '\''). The recorded command line
+// (a results CSV's "command:") then runs again as it ran.
+inline std::string shell_quote(const std::string& arg) {
+    const char* safe = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.,/:=+@%";
+    if (!arg.empty() && arg.find_first_not_of(safe) == std::string::npos) return arg;
+    std::string q = "'";
+    for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
 // "" if `path` can take a program's output file, else why not. Checked while parsing, before
 // any GPU work. Only a regular file or a new path is accepted: a FIFO with no reader would
 // block the program forever, a device (/dev/full) or a folder cannot hold a results file. The
@@ -83,7 +94,7 @@ class Cli {
     std::string parse(int argc, const char* const* argv) {
         command_line_.clear();
         given_.clear();
-        for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + std::string(argv[i]);
+        for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + shell_quote(argv[i]);
         for (int i = 1; i < argc; ++i) {
             std::string arg = argv[i], value;
             if (arg == "--help" || arg == "-h") { help_ = true; continue; }

@@ -333,6 +333,24 @@ TEST(GpuProfile, PresetsLowerTheLimitsAndKeepTheRealCapability) {
     }
 }
 
+// The recorded command line runs again as it ran: an argument a shell would
+// split or expand is quoted, the usual ones are left as they are.
+TEST(Cli, CommandLineIsQuotedForTheShell) {
+    EXPECT_EQ(common::shell_quote("--csv"), "--csv");
+    EXPECT_EQ(common::shell_quote("01_matmul/results/h200.csv"), "01_matmul/results/h200.csv");
+    EXPECT_EQ(common::shell_quote("--n=100,000"), "--n=100,000");
+    EXPECT_EQ(common::shell_quote("my results.csv"), "'my results.csv'");
+    EXPECT_EQ(common::shell_quote("it's"), "'it'\\''s'");
+    EXPECT_EQ(common::shell_quote(""), "''");
+    EXPECT_EQ(common::shell_quote("$HOME"), "'$HOME'");
+    common::Cli cli("prog", "test");
+    std::string csv;
+    cli.option("csv", &csv, "a file");
+    const char* argv[] = {"./prog", "--csv", "a b.csv"};
+    ASSERT_EQ(cli.parse(3, argv), "");
+    EXPECT_EQ(cli.command_line(), "./prog --csv 'a b.csv'");
+}
+
 // A size the host cannot hold is refused with exit 2 before anything is
 // allocated (the programs call it with their inputs' and references' bytes).
 TEST(HostMemory, MoreThanIsAvailableIsRefused) {
