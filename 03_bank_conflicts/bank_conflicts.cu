@@ -449,18 +449,18 @@ int main(int argc, char** argv) {
 
     const common::DeviceInfo dev = common::require_device(int(o.common.device));
     common::print_device_header(dev);
+    std::vector<int> tile_counts = {int(o.tiles)};
+    if (o.common.sweep) tile_counts = {1, dev.sms, int(o.tiles)};
+    std::sort(tile_counts.begin(), tile_counts.end());
+    tile_counts.erase(std::unique(tile_counts.begin(), tile_counts.end()), tile_counts.end());
+    const size_t need = 2 * max_tile_words(tile_counts.back()) * 4;  // --ncu too: the same tiles
+    common::require_host_memory("bank_conflicts", 1.5 * double(need));  // input, reference, result
+    common::require_device_memory("bank_conflicts", double(need));
     if (o.ncu) {
         const bool ok = run_ncu(o, dev.sms);
         std::printf("\n%s\n", ok ? "PASS" : "FAIL");
         return ok ? 0 : 1;
     }
-
-    std::vector<int> tile_counts = {int(o.tiles)};
-    if (o.common.sweep) tile_counts = {1, dev.sms, int(o.tiles)};
-    std::sort(tile_counts.begin(), tile_counts.end());
-    tile_counts.erase(std::unique(tile_counts.begin(), tile_counts.end()), tile_counts.end());
-    const size_t need = 2 * max_tile_words(tile_counts.back()) * 4;
-    common::require_device_memory("bank_conflicts", double(need));
 
     if (o.common.kernel.empty()) print_smem_config();
     common::Report report("GB/s", "peer", {"ld wf/req", "st wf/req", "8B-mode ld", "cyc/req"});
