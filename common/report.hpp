@@ -55,10 +55,27 @@ inline std::string csv_comments(const Metadata& meta) {
 // and on disk, so a failed write (a full disk) never leaves a truncated file where the old one
 // stood. "" on success, else why not (the old file is then untouched and the new one removed).
 inline std::string write_file_atomically(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".XXXXXX";
+    // A symbolic link stays a link: the file it points to is the one replaced.
+    std::string target = path;
+    if (char* real = realpath(path.c_str(), nullptr)) {
+        target = real;
+        std::free(real);
+    }
+    // mkstemp's 0600 would make a results file private: an existing file keeps
+    // its mode, a new one gets what the umask leaves of 0666, as open() would.
+    struct stat old;
+    mode_t mode = 0;
+    if (stat(target.c_str(), &old) == 0) {
+        mode = old.st_mode & 07777;
+    } else {
+        const mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    std::string tmp = target + ".XXXXXX";
     const int fd = mkstemp(&tmp[0]);
     if (fd < 0) return "cannot create a file beside " + path + ": " + std::strerror(errno);
-    fchmod(fd, 0644);  // mkstemp's 0600 would make a results file private
+    fchmod(fd, mode);
     std::string err;
     for (size_t done = 0; done < text.size() && err.empty();) {
         const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -67,7 +84,7 @@ inline std::string write_file_atomically(const std::string& path, const std::str
     }
     if (err.empty() && fsync(fd) != 0) err = std::strerror(errno);
     if (close(fd) != 0 && err.empty()) err = std::strerror(errno);
-    if (err.empty() && rename(tmp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
+    if (err.empty() && rename(tmp.c_str(), target.c_str()) != 0) err = std::strerror(errno);
     if (err.empty()) return "";
     unlink(tmp.c_str());
     return "cannot write " + path + ": " + err;

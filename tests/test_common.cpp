@@ -124,6 +124,7 @@ TEST(Report, WriteFileAtomicallyKeepsTheOldFileOnAFailedWrite) {
     char dir_template[] = "/tmp/test_common_write_XXXXXX";
     ASSERT_NE(mkdtemp(dir_template), nullptr);
     const std::string dir = dir_template, path = dir + "/r.csv";
+    const mode_t mask = umask(022);  // the mode checked below: 0666 less this
     ASSERT_EQ(common::write_file_atomically(path, "old\n"), "");
     const pid_t pid = fork();
     if (pid == 0) {  // in a child: the limit and the signal it raises stay there
@@ -147,8 +148,34 @@ TEST(Report, WriteFileAtomicallyKeepsTheOldFileOnAFailedWrite) {
     ASSERT_EQ(stat(path.c_str(), &st), 0);
     EXPECT_EQ(st.st_size, 4);
     EXPECT_EQ(st.st_mode & 0777, 0644u);
+    umask(mask);
     unlink(path.c_str());
     EXPECT_EQ(rmdir(dir.c_str()), 0) << "nothing but the file in the folder";
+}
+
+// A results path that is a symbolic link stays one (the file it points to is replaced); an
+// existing file keeps its mode, a new one gets 0666 less the umask.
+TEST(Report, WriteFileAtomicallyFollowsLinksAndKeepsModes) {
+    char dir_template[] = "/tmp/test_common_link_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template, file = dir + "/real.csv", link = dir + "/link.csv";
+    const mode_t mask = umask(027);
+    ASSERT_EQ(common::write_file_atomically(file, "a\n"), "");
+    struct stat st;
+    ASSERT_EQ(stat(file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0640u) << "0666 less the umask";
+    ASSERT_EQ(chmod(file.c_str(), 0604), 0);
+    ASSERT_EQ(symlink("real.csv", link.c_str()), 0);
+    ASSERT_EQ(common::write_file_atomically(link, "bb\n"), "");
+    umask(mask);
+    ASSERT_EQ(lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link is still a link";
+    ASSERT_EQ(stat(file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 3) << "its target has the new text";
+    EXPECT_EQ(st.st_mode & 0777, 0604u) << "and its mode";
+    unlink(link.c_str());
+    unlink(file.c_str());
+    EXPECT_EQ(rmdir(dir.c_str()), 0) << "nothing else in the folder";
 }
 
 struct FakeKernel {
