@@ -11,8 +11,11 @@ namespace common {
 
 // Calls launch() `warmup` times untimed, then `reps` times, each between two
 // events on the default stream, and returns the median in milliseconds.
-// Events time the GPU work only: no PCIe copies. Each repetition is
-// synchronized, so one launch's tail never overlaps the next.
+// The events bracket the launch as the GPU sees it: the start event is
+// recorded on an idle GPU, so the interval holds the launch latency and any
+// host work inside launch() (a launcher's checks, an attribute it sets), but
+// no copy made before it. Each repetition is synchronized, so one launch's
+// tail never overlaps the next.
 //
 // prepare() runs untimed before every launch (e.g. restoring an input that
 // the kernel overwrites), and the GPU finishes it before the start event is
