@@ -118,14 +118,11 @@ inline const std::vector<Config>& configs() {
 #undef MATMUL_CONFIG
 
 // Blocks of configuration c that one SM of `g` holds (0: it does not fit):
-// by its shared memory, and by the threads and blocks an SM holds where g
-// knows them (common::resident_blocks caps the same way).
+// by its shared memory, and by the threads and blocks an SM holds, as
+// common::resident_blocks caps every other plan.
 inline int blocks_per_sm(const Config& c, const common::Gpu& g) {
     if (c.smem > g.smem_per_block) return 0;
-    int n = std::min(c.blocks_per_sm, common::blocks_per_sm_by_smem(g, c.smem));
-    if (g.threads_per_sm > 0) n = std::min(n, g.threads_per_sm / c.threads);
-    if (g.blocks_per_sm > 0) n = std::min(n, g.blocks_per_sm);
-    return n;
+    return common::cap_by_sm_slots(std::min(c.blocks_per_sm, common::blocks_per_sm_by_smem(g, c.smem)), c.threads, g);
 }
 inline TileModel model_of(const Config& c, const common::Gpu& g) {
     return {c.bm, c.bn, c.bk, blocks_per_sm(c, g), c.rate, c.fixed};

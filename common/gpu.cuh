@@ -8,6 +8,7 @@
 //   cluster_refusal(blocks)   "" if thread-block clusters of `blocks` blocks may be launched, else why not
 //   code_refusal(kernel, cc)  "" if this binary holds the kernel's code for cc, else why not
 //   resident_blocks(k, t, s)  blocks of a kernel one SM holds under these limits
+//   cap_by_sm_slots(n, t)     n blocks of t threads, capped by the threads and blocks an SM holds
 //   reserved_smem_per_block() the shared memory the runtime keeps for each block
 // Under GPU_PROFILE the limits are another, smaller GPU's: every program and
 // test includes common/gpu_profile.cuh, which applies it.
@@ -144,6 +145,14 @@ inline std::string code_refusal(const void* kernel, int need_cc) {
            std::to_string(a.ptxVersion) + " (make ARCH=sm_" + std::to_string(need_cc) + ")";
 }
 
+// `per_sm` blocks of `threads` threads each, no more than the threads and
+// blocks an SM of g holds, where g knows them (GPU_PROFILE's may be fewer).
+inline int cap_by_sm_slots(int per_sm, int threads, const Gpu& g) {
+    if (g.threads_per_sm > 0) per_sm = std::min(per_sm, g.threads_per_sm / threads);
+    if (g.blocks_per_sm > 0) per_sm = std::min(per_sm, g.blocks_per_sm);
+    return per_sm;
+}
+
 // Blocks of `kernel` (`threads` each, `smem` bytes of dynamic shared memory)
 // one SM holds at once: the occupancy calculator's answer, which is the real
 // GPU's, capped by what g's shared memory, threads and blocks per SM allow
@@ -153,10 +162,7 @@ inline int resident_blocks(const void* kernel, int threads, size_t smem, const G
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
     cudaFuncAttributes a;
     CHECK(cudaFuncGetAttributes(&a, kernel));
-    per_sm = std::min(per_sm, blocks_per_sm_by_smem(g, a.sharedSizeBytes + smem));
-    if (g.threads_per_sm > 0) per_sm = std::min(per_sm, g.threads_per_sm / threads);
-    if (g.blocks_per_sm > 0) per_sm = std::min(per_sm, g.blocks_per_sm);
-    return per_sm;
+    return cap_by_sm_slots(std::min(per_sm, blocks_per_sm_by_smem(g, a.sharedSizeBytes + smem)), threads, g);
 }
 
 }  // namespace common
