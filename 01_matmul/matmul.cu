@@ -257,9 +257,6 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         const bool fp32_peer = is_peer && math == matmul::Math::Fp32;
         const common::Comparison c = ver.check(got, !fp32_peer, math, &why, &rel);
         if (fp32_peer && !ver.full) ver.peer = got;
-        // A first launch slow enough to cut the repetitions may have included
-        // set-up (sgemmAutotuned's search): time one more.
-        if (common::plan_reps(first_ms, warmup, reps).reduced) first_ms = common::time_once_ms([&] { launch(); });
         const common::Timing t = common::time_kernel([&] { launch(); }, first_ms, warmup, reps);
         const double ms = t.ms;
         what += common::reps_note(t.plan);

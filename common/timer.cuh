@@ -145,8 +145,16 @@ struct Timing {
 
 // time_median_ms under the rule above; `one_launch_ms` is a launch already
 // timed (time_once_ms of the checked launch), so nothing runs twice for it.
+// A first launch may hold one-time work (the module's lazy load, 01's
+// autotuning search): where it alone would cut the repetitions, one more
+// launch is timed and decides.
 template <class Launch, class Prepare>
 Timing time_kernel(Launch&& launch, double one_launch_ms, int warmup, int reps, Prepare&& prepare) {
+    if (plan_reps(one_launch_ms, warmup, reps).reduced) {
+        prepare();
+        CHECK(cudaDeviceSynchronize());
+        one_launch_ms = time_once_ms(launch);
+    }
     const RepsPlan p = plan_reps(one_launch_ms, warmup, reps);
     return {time_median_ms(launch, p.warmup, p.reps, prepare), p};
 }

@@ -1,4 +1,4 @@
-// The host-side helpers of common/ (no GPU needed).
+// The host-side helpers of common/ (no GPU needed), and the timer's one rule (a GPU's events).
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
+#include <thread>
 #include <gtest/gtest.h>
 #include "common/cli.hpp"
 #include "common/data.hpp"
@@ -18,7 +20,9 @@
 #include "common/launch.cuh"
 #include "common/report.hpp"
 #include "common/stats.hpp"
+#include "common/timer.cuh"
 #include "common/verify.hpp"
+#include "tests/gpu_test.hpp"
 
 namespace {
 
@@ -387,6 +391,35 @@ TEST(HostMemory, MoreThanIsAvailableIsRefused) {
     common::require_host_memory("test", 1024.0);  // returns
     EXPECT_EXIT(common::require_host_memory("test", 2.0 * double(avail)), testing::ExitedWithCode(2),
                 "test: needs .* of host memory, .* is available");
+}
+
+// The rule for slow kernels cuts the repetitions only for a launch that is
+// slow every time: a first launch slowed by one-time work (here a host wait
+// inside it, as a module's lazy load would be) is timed again before it cuts.
+TEST(Timer, OneSlowFirstLaunchDoesNotCutTheRepetitions) {
+    SKIP_WITHOUT_GPU();
+    int launches = 0;
+    auto launch = [&] {
+        if (launches++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    };
+    const double once_ms = common::time_once_ms(launch);
+    ASSERT_TRUE(common::plan_reps(once_ms, 1, 10).reduced);  // 200 ms x 10 > the 1500-ms budget
+    const common::Timing t = common::time_kernel(launch, once_ms, 1, 10);
+    EXPECT_FALSE(t.plan.reduced);
+    EXPECT_EQ(t.plan.reps, 10);
+    EXPECT_EQ(launches, 1 + 1 + 1 + 10);  // first, again, warm-up, timed
+    EXPECT_LT(t.ms, 50.0);
+    // A launch slow every time is still cut: 200 ms x 10 leaves 7, no warm-up.
+    int slow = 0;
+    auto always_slow = [&] {
+        ++slow;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    };
+    const common::Timing s = common::time_kernel(always_slow, common::time_once_ms(always_slow), 1, 10);
+    EXPECT_TRUE(s.plan.reduced);
+    EXPECT_EQ(s.plan.warmup, 0);
+    EXPECT_EQ(s.plan.reps, 7);
+    EXPECT_EQ(slow, 1 + 1 + 7);
 }
 
 TEST(GpuProfile, PresetsAreCappedAtTheRealGpu) {
