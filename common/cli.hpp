@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/report.hpp"
 
 namespace common {
 
@@ -29,22 +30,24 @@ inline std::string shell_quote(const std::string& arg) {
 }
 
 // "" if `path` can take a program's output file, else why not. Checked while parsing, before
-// any GPU work. Only a regular file or a new path is accepted: a FIFO with no reader would
-// block the program forever, a device (/dev/full) or a folder cannot hold a results file. The
-// file is later written beside itself and renamed into place (write_file_atomically in
-// report.hpp), so the check creates a file in the same folder the same way and removes it:
-// only a real create answers for a read-only or full file system, or /proc, as root too.
+// any GPU work. Only a regular file or a new path is accepted (or a symbolic link to one, which
+// is then what is checked): a FIFO with no reader would block the program forever, a device
+// (/dev/full) or a folder cannot hold a results file. The file is later written beside itself
+// and renamed into place (write_file_atomically in report.hpp), so the check creates a file in
+// the same folder the same way and removes it: only a real create answers for a read-only or
+// full file system, or /proc, as root too.
 inline std::string output_file_problem(const std::string& path) {
     if (path.empty()) return "an empty file name";
+    const std::string target = output_target(path);  // where a symbolic link points
     struct stat st;
-    if (stat(path.c_str(), &st) == 0) {
+    if (stat(target.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) return "'" + path + "' is a folder";
         if (!S_ISREG(st.st_mode)) return "'" + path + "' is not a regular file (a FIFO, a device or a socket)";
         if (access(path.c_str(), W_OK) != 0) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
     } else if (errno != ENOENT) {
         return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
     }
-    std::string probe = path + ".XXXXXX";
+    std::string probe = target + ".XXXXXX";
     const int fd = mkstemp(&probe[0]);
     if (fd < 0) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
     close(fd);

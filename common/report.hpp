@@ -51,16 +51,28 @@ inline std::string csv_comments(const Metadata& meta) {
     return s;
 }
 
+// The file that writing `path` replaces: `path` itself, or the file a symbolic link there points
+// to (through a chain of links), whether it exists yet or not, as a shell's `>` would write it.
+inline std::string output_target(const std::string& path) {
+    std::string target = path;
+    for (int hops = 0; hops < 40; ++hops) {  // a loop of links stops here; stat then says ELOOP
+        char to[4096];
+        const ssize_t n = readlink(target.c_str(), to, sizeof to);
+        if (n <= 0 || size_t(n) == sizeof to) break;  // not a link
+        std::string next(to, size_t(n));
+        const size_t slash = target.rfind('/');
+        if (next[0] != '/' && slash != std::string::npos) next = target.substr(0, slash + 1) + next;
+        target = next;
+    }
+    return target;
+}
+
 // Writes `text` to a new file beside `path` and renames it over `path` only once it is complete
 // and on disk, so a failed write (a full disk) never leaves a truncated file where the old one
 // stood. "" on success, else why not (the old file is then untouched and the new one removed).
 inline std::string write_file_atomically(const std::string& path, const std::string& text) {
     // A symbolic link stays a link: the file it points to is the one replaced.
-    std::string target = path;
-    if (char* real = realpath(path.c_str(), nullptr)) {
-        target = real;
-        std::free(real);
-    }
+    const std::string target = output_target(path);
     // mkstemp's 0600 would make a results file private: an existing file keeps
     // its mode, a new one gets what the umask leaves of 0666, as open() would.
     struct stat old;

@@ -157,8 +157,8 @@ TEST(Report, WriteFileAtomicallyKeepsTheOldFileOnAFailedWrite) {
     EXPECT_EQ(rmdir(dir.c_str()), 0) << "nothing but the file in the folder";
 }
 
-// A results path that is a symbolic link stays one (the file it points to is replaced); an
-// existing file keeps its mode, a new one gets 0666 less the umask.
+// A results path that is a symbolic link stays one (the file it points to is replaced, or made);
+// an existing file keeps its mode, a new one gets 0666 less the umask.
 TEST(Report, WriteFileAtomicallyFollowsLinksAndKeepsModes) {
     char dir_template[] = "/tmp/test_common_link_XXXXXX";
     ASSERT_NE(mkdtemp(dir_template), nullptr);
@@ -177,6 +177,29 @@ TEST(Report, WriteFileAtomicallyFollowsLinksAndKeepsModes) {
     ASSERT_EQ(stat(file.c_str(), &st), 0);
     EXPECT_EQ(st.st_size, 3) << "its target has the new text";
     EXPECT_EQ(st.st_mode & 0777, 0604u) << "and its mode";
+    // A link to a file not made yet (into a subfolder, through a second link) is followed
+    // too: the file is made where the last link points, as a shell's > would make it.
+    const std::string sub = dir + "/sub", fresh = sub + "/fresh.csv", dangling = dir + "/dangling.csv",
+                      chain = dir + "/chain.csv";
+    ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+    ASSERT_EQ(symlink("sub/fresh.csv", dangling.c_str()), 0);
+    ASSERT_EQ(symlink(dangling.c_str(), chain.c_str()), 0);
+    EXPECT_EQ(common::output_file_problem(chain), "");
+    ASSERT_EQ(common::write_file_atomically(chain, "ccc\n"), "");
+    ASSERT_EQ(lstat(dangling.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the links stay links";
+    ASSERT_EQ(stat(fresh.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4) << "and the file they point to is made";
+    unlink(chain.c_str());
+    unlink(dangling.c_str());
+    unlink(fresh.c_str());
+    EXPECT_EQ(rmdir(sub.c_str()), 0) << "nothing else in the subfolder";
+    // A loop of links is refused while parsing, with the reason.
+    ASSERT_EQ(symlink("loop_b.csv", (dir + "/loop_a.csv").c_str()), 0);
+    ASSERT_EQ(symlink("loop_a.csv", (dir + "/loop_b.csv").c_str()), 0);
+    EXPECT_NE(common::output_file_problem(dir + "/loop_a.csv").find("symbolic links"), std::string::npos);
+    unlink((dir + "/loop_a.csv").c_str());
+    unlink((dir + "/loop_b.csv").c_str());
     unlink(link.c_str());
     unlink(file.c_str());
     EXPECT_EQ(rmdir(dir.c_str()), 0) << "nothing else in the folder";

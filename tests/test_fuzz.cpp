@@ -5,7 +5,8 @@
 // every kind (new, existing, folder, FIFO, device, /proc, too long).
 //
 // FUZZ_SEED=S reproduces a run (the seed is printed either way); FUZZ_LINES=N sets the lines
-// per program (default 2000, ~1 minute on 2 cores); FUZZ_LIMIT_S the time limit per line (default 1).
+// per program (default 2000: seconds on 2 cores for most programs; ~9 minutes for matmul, whose
+// start-up loads cuBLAS, about half a second a line); FUZZ_LIMIT_S the time limit per line (default 1).
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
