@@ -16,18 +16,22 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/gpu.cuh"
 #include "common/launch.cuh"
 #include "07_shuffle/steps/lane_emulator.cuh"
 
 namespace shuffle {
 
 constexpr int kMatvecBlock = 256;  // 8 warps
-// Blocks of kMatvecBlock threads an SM holds by its thread limit: 8 on 8.0 and
-// 9.0 (2048 threads), 6 on 8.6, 8.9 and 12.0, 4 on 7.5 (GPU_PROFILE's where set).
-inline int blocks_per_sm() { return std::max(1, common::gpu().threads_per_sm / kMatvecBlock); }
+// Blocks of kMatvecBlock threads an SM holds by its thread and block limits: 8 on
+// 8.0 and 9.0 (2048 threads), 6 on 8.6, 8.9 and 12.0, 4 on 7.5 (GPU_PROFILE's where set).
+inline int blocks_per_sm() {
+    return std::max(1, common::cap_by_sm_slots(std::numeric_limits<int>::max(), kMatvecBlock, common::gpu()));
+}
 
 __device__ __forceinline__ size_t global_thread() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ size_t total_warps() { return size_t(gridDim.x) * blockDim.x / kWarp; }
