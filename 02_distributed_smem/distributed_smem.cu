@@ -368,7 +368,7 @@ int main(int argc, char** argv) {
     if (show_pitfalls && !sync_part) run_pitfalls_in_children(opt);
     const common::DeviceInfo dev = common::require_device(int(opt.device));
     common::print_device_header(dev);
-    if (sync_part) return distributed_smem::sync::run_sync_part(dev, opt, show_pitfalls) ? 0 : 1;
+    if (sync_part) return distributed_smem::sync::run_sync_part(dev, opt, show_pitfalls, cli.command_line()) ? 0 : 1;
     const common::Gpu& g = common::gpu();
     const int largest = largest_cluster_bins(g), one_pass = largest_one_pass_bins(g);
     if (one_pass > 0 && num_bins > one_pass)

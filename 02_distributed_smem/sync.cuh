@@ -484,8 +484,10 @@ inline bool run_barrier_pitfalls(SyncReport& rep, uint64_t seed) {
 
 
 // ./distributed_smem --sync [--pitfalls] [--csv PATH]: every experiment of part 2, its tables
-// printed, its rows written to opt.csv when given. True when every check passed.
-inline bool run_sync_part(const common::DeviceInfo& dev, const common::CommonOptions& opt, bool pitfalls) {
+// printed, its rows written to opt.csv when given (with `command_line` in its header). True when
+// every check passed.
+inline bool run_sync_part(const common::DeviceInfo& dev, const common::CommonOptions& opt, bool pitfalls,
+                          const std::string& command_line) {
     SyncReport rep;
     const int reps = int(opt.reps);
     bool ok = true;
@@ -497,7 +499,7 @@ inline bool run_sync_part(const common::DeviceInfo& dev, const common::CommonOpt
     ok &= run_volatile(rep, dev, pitfalls);
     if (pitfalls) ok &= run_barrier_pitfalls(rep, uint64_t(opt.seed));
     ok &= rep.all_pass();
-    if (!opt.csv.empty()) write_sync_csv(rep, dev, opt.csv);
+    if (!opt.csv.empty()) write_sync_csv(rep, dev, opt.csv, command_line);
     std::printf("\nsynchronization part: %s\n", ok ? "PASS" : "FAIL");
     return ok;
 }

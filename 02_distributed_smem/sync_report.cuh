@@ -3,11 +3,8 @@
 #pragma once
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
-#include "common/cli.hpp"
 #include "common/device.cuh"
 #include "common/report.hpp"
 
@@ -57,21 +54,10 @@ class SyncReport {
     std::vector<SyncRow> rows_;
 };
 
-// The program's command line (for the CSV header): the part-1 main() owns argv, so read it back.
-inline std::string own_command_line() {
-    std::ifstream f("/proc/self/cmdline", std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-    for (size_t b = 0, e; b < all.size(); b = e + 1) {  // NUL-separated arguments
-        e = all.find('\0', b);
-        if (e == std::string::npos) e = all.size();
-        out += (out.empty() ? "" : " ") + common::shell_quote(all.substr(b, e - b));
-    }
-    return out.empty() ? "./distributed_smem --sync" : out;
-}
-
 // ---------------------------------------------------------------------------------------------
-inline void write_sync_csv(const SyncReport& rep, const common::DeviceInfo& dev, const std::string& path) {
-    common::Metadata meta = common::run_metadata(dev, own_command_line());
+inline void write_sync_csv(const SyncReport& rep, const common::DeviceInfo& dev, const std::string& path,
+                           const std::string& command_line) {
+    common::Metadata meta = common::run_metadata(dev, command_line);
     meta.push_back({"part", "02_distributed_smem part 2 (synchronization); see the README's Part 2"});
     common::write_file_or_exit(path, rep.csv(meta));
     std::printf("\nwrote %s (%zu rows)\n", path.c_str(), rep.rows().size());
