@@ -47,8 +47,8 @@ inline std::string output_file_problem(const std::string& path) {
     } else if (errno != ENOENT) {
         return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
     }
-    std::string probe = target + ".XXXXXX";
-    const int fd = mkstemp(&probe[0]);
+    std::string probe;
+    const int fd = create_beside(target, &probe);
     if (fd < 0) return "cannot write '" + path + "' (" + std::strerror(errno) + ")";
     close(fd);
     unlink(probe.c_str());

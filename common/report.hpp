@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,27 +68,32 @@ inline std::string output_target(const std::string& path) {
     return target;
 }
 
+// A new file beside `target`, for writing: named `target`.<pid>.<n>.tmp, the first n that no
+// other file has (stored in *name), and made by open() with 0666, so that it gets what the umask
+// and the folder's default ACL leave of that, as any new file would. (mkstemp's 0600 would make
+// a results file private, and reading the umask means setting it for a moment, which another
+// thread would see.) The descriptor, or -1 with errno saying why.
+inline int create_beside(const std::string& target, std::string* name) {
+    int fd = -1;
+    for (int n = 0; fd < 0 && n < 100; ++n) {
+        *name = target + "." + std::to_string(getpid()) + "." + std::to_string(n) + ".tmp";
+        fd = open(name->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    return fd;
+}
+
 // Writes `text` to a new file beside `path` and renames it over `path` only once it is complete
 // and on disk, so a failed write (a full disk) never leaves a truncated file where the old one
 // stood. "" on success, else why not (the old file is then untouched and the new one removed).
 inline std::string write_file_atomically(const std::string& path, const std::string& text) {
     // A symbolic link stays a link: the file it points to is the one replaced.
     const std::string target = output_target(path);
-    // mkstemp's 0600 would make a results file private: an existing file keeps
-    // its mode, a new one gets what the umask leaves of 0666, as open() would.
-    struct stat old;
-    mode_t mode = 0;
-    if (stat(target.c_str(), &old) == 0) {
-        mode = old.st_mode & 07777;
-    } else {
-        const mode_t mask = umask(0);
-        umask(mask);
-        mode = 0666 & ~mask;
-    }
-    std::string tmp = target + ".XXXXXX";
-    const int fd = mkstemp(&tmp[0]);
+    std::string tmp;
+    const int fd = create_beside(target, &tmp);
     if (fd < 0) return "cannot create a file beside " + path + ": " + std::strerror(errno);
-    fchmod(fd, mode);
+    struct stat old;  // an existing file's mode goes to the file that replaces it
+    if (stat(target.c_str(), &old) == 0) fchmod(fd, old.st_mode & 07777);
     std::string err;
     for (size_t done = 0; done < text.size() && err.empty();) {
         const ssize_t n = write(fd, text.data() + done, text.size() - done);

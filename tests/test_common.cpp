@@ -157,6 +157,30 @@ TEST(Report, WriteFileAtomicallyKeepsTheOldFileOnAFailedWrite) {
     EXPECT_EQ(rmdir(dir.c_str()), 0) << "nothing but the file in the folder";
 }
 
+// The temporary file's name is the first free one: a file left with the name tried first (here
+// made on purpose) is stepped past and left alone.
+TEST(Report, WriteFileAtomicallyStepsPastATakenTemporaryName) {
+    char dir_template[] = "/tmp/test_common_taken_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template, path = dir + "/r.csv";
+    const std::string taken = path + "." + std::to_string(getpid()) + ".0.tmp";
+    FILE* f = std::fopen(taken.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("someone else's\n", f);
+    std::fclose(f);
+    ASSERT_EQ(common::write_file_atomically(path, "new\n"), "");
+    for (const std::string& p : {path, taken}) {
+        std::string got(32, '\0');
+        f = std::fopen(p.c_str(), "r");
+        ASSERT_NE(f, nullptr);
+        got.resize(std::fread(&got[0], 1, got.size(), f));
+        std::fclose(f);
+        EXPECT_EQ(got, p == path ? "new\n" : "someone else's\n") << p;
+        unlink(p.c_str());
+    }
+    EXPECT_EQ(rmdir(dir.c_str()), 0) << "no other file was left in the folder";
+}
+
 // A results path that is a symbolic link stays one (the file it points to is replaced, or made);
 // an existing file keeps its mode, a new one gets 0666 less the umask.
 TEST(Report, WriteFileAtomicallyFollowsLinksAndKeepsModes) {
