@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -29,8 +28,10 @@ namespace shuffle {
 constexpr int kMatvecBlock = 256;  // 8 warps
 // Blocks of kMatvecBlock threads an SM holds by its thread and block limits: 8 on
 // 8.0 and 9.0 (2048 threads), 6 on 8.6, 8.9 and 12.0, 4 on 7.5 (GPU_PROFILE's where set).
+// (A Gpu that does not know its threads an SM gets 1, as before the block cap.)
 inline int blocks_per_sm() {
-    return std::max(1, common::cap_by_sm_slots(std::numeric_limits<int>::max(), kMatvecBlock, common::gpu()));
+    const common::Gpu& g = common::gpu();
+    return std::max(1, common::cap_by_sm_slots(g.threads_per_sm / kMatvecBlock, kMatvecBlock, g));
 }
 
 __device__ __forceinline__ size_t global_thread() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
