@@ -292,7 +292,7 @@ struct WgmmaTiles {
     using Wide = Tile<256, 4, 40, 232>;
     using Narrow = Tile<128, 6, 0, 0>;
 };
-using Split3Tile = step16::Tile<128, 4, 40, 232>;
+using Split3Tile = step16::Tile<128, 4>;
 
 // rate: each tile's fraction of cuBLAS TF32 at 4096^3 and 8192^3, as
 // `./matmul --kernel sgemmTmaWgmmaWide` and `--kernel sgemmTmaWgmma` measured

@@ -60,13 +60,12 @@ namespace step16 {
 // The block's tile: BM rows of C (wgmma's N) x BN = 128 columns (two
 // consumer warpgroups x 64), k-tiles of BK = 32 (one 128-byte box row),
 // STAGES buffers of (2 BM + BN) x BK floats: A_big, A_small, B; SPLITTERS:
-// the producer warpgroup's threads that split A in the kernel (warps 1-3).
-// PRODUCER_REGS, CONSUMER_REGS: registers per thread the warpgroups ask
-// for with setmaxnreg (0: keep the launch's even share).
-template <int BM_, int STAGES_, int PRODUCER_REGS_ = 0, int CONSUMER_REGS_ = 0>
+// the producer warpgroup's threads that split A in the kernel (warps 1-3);
+// PROMOTE: k-tiles of big products the tensor cores sum before the FMA
+// units add them (step 16l).
+template <int BM_, int STAGES_>
 struct Tile {
-    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2, SPLITTERS = 96;
-    static constexpr int PRODUCER_REGS = PRODUCER_REGS_, CONSUMER_REGS = CONSUMER_REGS_;
+    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2, SPLITTERS = 96, PROMOTE = 2;
     static constexpr int THREADS = 128 * (1 + CONSUMERS);  // producer warpgroup + consumers
     static constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = 2 * A_FLOATS + B_FLOATS;
     static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
@@ -82,9 +81,17 @@ struct Tile {
     // setmaxnreg moves only the registers the block was launched with (65536 / THREADS a thread, in
     // whole units of 8: 168 at 384 threads) between its warpgroups; .inc waits until they are free.
     static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
-    static_assert(128 * ((PRODUCER_REGS ? PRODUCER_REGS : LAUNCH_REGS) +
-                         CONSUMERS * (CONSUMER_REGS ? CONSUMER_REGS : LAUNCH_REGS)) <= THREADS * LAUNCH_REGS,
-                  "setmaxnreg.inc would wait forever for registers the block does not have");
+    // The registers a thread each warpgroup asks for with setmaxnreg (step 16l). A split before the
+    // product: the consumers hold an accumulator for the small products too (240), the producer
+    // keeps the least there is (24). A split in the kernel: the producer's warps 1-3 need 40 (their
+    // split loop, unrolled 4 deep; at 24 it runs one float4 at a time and the product waits on
+    // it), and the consumers keep one accumulator (232).
+    template <bool kSplitInKernel>
+    struct Regs {
+        static constexpr int PRODUCER = kSplitInKernel ? 40 : 24, CONSUMER = kSplitInKernel ? 232 : 240;
+        static_assert(128 * (PRODUCER + CONSUMERS * CONSUMER) <= THREADS * LAUNCH_REGS,
+                      "setmaxnreg.inc would wait forever for registers the block does not have");
+    };
 };
 
 // The B^T rows a consumer thread holds: columns n and n + 1 of the block's
@@ -358,7 +365,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
     common::pdl_launch_dependents();
 
     if (warpgroup == 0) {  // the producer: one thread asks for every tile (and warps 1-3 may split A)
-        if constexpr (T::PRODUCER_REGS > 0) setmaxnreg_dec<T::PRODUCER_REGS>();
+        setmaxnreg_dec<T::template Regs<kSplitInKernel>::PRODUCER>();
         if (threadIdx.x == 0) {
             int it = 0;  // k-tiles through the ring so far
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -390,46 +397,76 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
             }
         }
     } else {  // the consumers: warpgroup c = 1, 2 computes C^T rows bn + 64 (c - 1) .. + 63
-        if constexpr (T::CONSUMER_REGS > 0) setmaxnreg_inc<T::CONSUMER_REGS>();
+        setmaxnreg_inc<T::template Regs<kSplitInKernel>::CONSUMER>();
         const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
         const BtRows rows(warpgroup - 1, warp, g);
-        // The tensor cores accumulate each k-tile's 12 products into `part`
-        // (from zero); the FMA units add it to `sum` in fp32, rounded to
-        // nearest. Accumulating the whole of K in the tensor cores' adder is
-        // less accurate (README, accuracy). That needs wait_group 0 every
-        // k-tile: the two consumer warpgroups keep the tensor cores busy in turn.
-        float sum[T::ACC], part[T::ACC];
+        // The tensor cores accumulate into `part`, and the FMA units add it to
+        // `sum` in fp32, rounded to nearest: the tensor cores' own adder is less
+        // accurate over the whole of K (README, accuracy). `part` must be final
+        // before it is added: wait_group 0 every k-tile, and the two consumer
+        // warpgroups keep the tensor cores busy in turn.
+        // kApart (step 16l, where A is split before the product): the small
+        // products b_small a_big and b_big a_small (~2^-11 of the big ones) go
+        // into an accumulator of their own, `part_small`, added once a tile, so
+        // they are not rounded against a partial sum of big ones; `part` holds
+        // the big products of PROMOTE k-tiles and starts from zero by its first
+        // wgmma's scale-d (accumulate = false): zeroed by moves every PROMOTE-th
+        // k-tile, ptxas would keep 64 FSELs on every k-tile. Where A is split in
+        // the kernel (the producer needs the registers) all 12 products of a
+        // k-tile go into `part`, smallest first, zeroed every k-tile by moves
+        // (ptxas makes them the first wgmma's zero input) and added every k-tile.
+        constexpr bool kApart = !kSplitInKernel;
+        constexpr int PROMOTE = kApart ? T::PROMOTE : 1;
+        float sum[T::ACC], part[T::ACC], part_small[T::ACC];
         uint32_t frag[2][T::BK / 8][4];  // big, small
         int it = 0, round = 0;  // as the producer's; tiles done
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++round) {
             int bm, bn;
             tile_origin<T>(tile, tiles_m, tiles_n, &bm, &bn);
 #pragma unroll
-            for (int i = 0; i < T::ACC; ++i) sum[i] = 0.0f;
+            for (int i = 0; i < T::ACC; ++i) sum[i] = part_small[i] = 0.0f;
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % T::STAGES;
                 common::mbarrier_wait(&full[s], (it / T::STAGES) & 1);
                 if constexpr (kSplitInKernel) common::mbarrier_wait(&split[s], (it / T::STAGES) & 1);
                 const float* a_big = ring + s * T::STAGE_FLOATS;
                 load_split_fragments<T>(a_big + 2 * T::A_FLOATS + rows.box * 32 * T::BK, rows, t, frag);
+                if constexpr (!kApart) {
 #pragma unroll
-                for (int i = 0; i < T::ACC; ++i) part[i] = 0.0f;
+                    for (int i = 0; i < T::ACC; ++i) part[i] = 0.0f;
+                }
+                const bool fresh = kt % PROMOTE == 0;  // `part` starts from zero
                 wgmma_fence();
                 fence_operands(part);
+                if constexpr (kApart) fence_operands(part_small);
                 const uint64_t big = wgmma_desc_k_sw128(a_big), small = wgmma_desc_k_sw128(a_big + T::A_FLOATS);
 #pragma unroll
-                for (int kk = 0; kk < T::BK / 8; ++kk) {  // smallest products first
-                    wgmma_m64n128k8_rs(part, frag[1][kk], big + 2 * kk);
-                    wgmma_m64n128k8_rs(part, frag[0][kk], small + 2 * kk);
-                    wgmma_m64n128k8_rs(part, frag[0][kk], big + 2 * kk);
+                for (int kk = 0; kk < T::BK / 8; ++kk) {
+                    if constexpr (kApart) {
+                        wgmma_m64n128k8_rs(part_small, frag[1][kk], big + 2 * kk);  // b_small a_big
+                        wgmma_m64n128k8_rs(part_small, frag[0][kk], small + 2 * kk);  // b_big a_small
+                        wgmma_m64n128k8_rs(part, frag[0][kk], big + 2 * kk, kk > 0 || !fresh);  // b_big a_big
+                    } else {  // smallest products first
+                        wgmma_m64n128k8_rs(part, frag[1][kk], big + 2 * kk);
+                        wgmma_m64n128k8_rs(part, frag[0][kk], small + 2 * kk);
+                        wgmma_m64n128k8_rs(part, frag[0][kk], big + 2 * kk);
+                    }
                 }
                 wgmma_commit();
                 fence_operands(part);
+                if constexpr (kApart) fence_operands(part_small);
                 wgmma_wait<0>();  // this k-tile's wgmmas are done: its buffer is free, `part` is final
                 fence_operands(part);
+                if constexpr (kApart) fence_operands(part_small);
                 common::mbarrier_arrive(&empty[s]);
+                if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
 #pragma unroll
-                for (int i = 0; i < T::ACC; ++i) sum[i] += part[i];
+                    for (int i = 0; i < T::ACC; ++i) sum[i] += part[i];
+                }
+            }
+            if constexpr (kApart) {
+#pragma unroll
+                for (int i = 0; i < T::ACC; ++i) sum[i] += part_small[i];
             }
             if constexpr (kPairSum) {
                 const int c = threadIdx.x - 128;  // 0 .. 255: this consumer thread
@@ -602,7 +639,11 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     }
     if (!fuse && strips.cols) strip_what += launch_col_strip(A, B, C, m, N, K, strips.cols);
     if (!fuse && strips.rows) strip_what += launch_row_strip(A + size_t(m) * K, B, C + size_t(m) * N, strips.rows, N, K);
-    return wgmma_tile_name<T>() + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
+    using Regs = typename T::template Regs<false>;
+    using SplittingRegs = typename T::template Regs<true>;
+    const std::string tile = split_a_in_kernel ? wgmma_tile_name<T>(SplittingRegs::CONSUMER, SplittingRegs::PRODUCER)
+                                               : wgmma_tile_name<T>(Regs::CONSUMER, Regs::PRODUCER);
+    return tile + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
            (pair_sum ? " summed in clusters of 2" : "") + " persistent P" + std::to_string(grid.x) + a_what +
            c_pairs_what(C, N) + pb.what + strip_what;
 }

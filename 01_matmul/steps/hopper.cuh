@@ -137,11 +137,14 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 // lane (g = lane / 4, t = lane % 4) holds rows 16 w + g and 16 w + g + 8,
 // columns t and t + 4. D: warp w, lane (g, t) holds rows 16 w + g (+ 8) and
 // columns 8 j + 2 t (+ 1) in registers 4 j + 0..3 (row-major pairs).
-// D (64 x 128) += A (64 x 8, this thread's 4 registers) * B (8 x 128, shared memory, descriptor).
-__device__ __forceinline__ void wgmma_m64n128k8_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b_desc) {
+// D (64 x 128) += A (64 x 8, this thread's 4 registers) * B (8 x 128, shared memory, descriptor);
+// accumulate = false: D = A B (wgmma's scale-d predicate: D's old value is not read, so no
+// moves are needed to zero it first).
+__device__ __forceinline__ void wgmma_m64n128k8_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b_desc,
+                                                   bool accumulate = true) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
@@ -156,9 +159,9 @@ __device__ __forceinline__ void wgmma_m64n128k8_rs(float (&d)[64], const uint32_
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(int(accumulate)));
 #else
-    (void)d, (void)a, (void)b_desc;
+    (void)d, (void)a, (void)b_desc, (void)accumulate;
 #endif
 }
 

@@ -213,12 +213,13 @@ inline std::string c_pairs_what(const float* C, int N) {
     return N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0 ? "" : " C:4-byte";
 }
 
-// The launch column of a TMA + wgmma tile: "256x128x32 s4 2 consumer WGs regs 232/40".
+// The launch column of a TMA + wgmma tile: "256x128x32 s4 2 consumer WGs regs 232/40" (the
+// registers a consumer / producer thread asks for with setmaxnreg; 0: none asked for).
 template <class T>
-std::string wgmma_tile_name() {
+std::string wgmma_tile_name(int consumer_regs = T::CONSUMER_REGS, int producer_regs = T::PRODUCER_REGS) {
     return std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" + std::to_string(T::BK) + " s" +
            std::to_string(T::STAGES) + " 2 consumer WGs" +
-           (T::CONSUMER_REGS ? " regs " + std::to_string(T::CONSUMER_REGS) + "/" + std::to_string(T::PRODUCER_REGS) : "");
+           (consumer_regs ? " regs " + std::to_string(consumer_regs) + "/" + std::to_string(producer_regs) : "");
 }
 
 }  // namespace matmul
