@@ -28,10 +28,12 @@
 //    registers as each thread loads its fragments: b_big = cvt.rna(b),
 //    b_small = cvt.rna(b - b_big).
 //  - Three wgmmas per k8 step: b_small^T a_big, b_big^T a_small, b_big^T a_big,
-//    into a per-k-tile accumulator that the FMA units add to the running sum
-//    (the tensor cores' own accumulation is less accurate than fp32 FADD:
-//    measured, README). That needs wait_group 0 every k-tile: the two
-//    consumer warpgroups keep the tensor cores busy in turn.
+//    into accumulators that the FMA units add to the running sum (the tensor
+//    cores' own accumulation is less accurate than fp32 FADD: measured,
+//    README): the big products every 2 k-tiles, the small ones, in an
+//    accumulator of their own, once a tile (step 16l; where A is split in the
+//    kernel, all 12 products of each k-tile into one). That needs wait_group 0
+//    every k-tile: the two consumer warpgroups keep the tensor cores busy in turn.
 //  - Split-K 2 needs no second pass (step 16d): the two blocks of a tile run
 //    as a cluster, and each adds the other's sum of its half of the tile
 //    through distributed shared memory (pair_sum) before storing it.
@@ -412,7 +414,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         // the big products of PROMOTE k-tiles and starts from zero by its first
         // wgmma's scale-d (accumulate = false): zeroed by moves every PROMOTE-th
         // k-tile, ptxas would keep 64 FSELs on every k-tile. Where A is split in
-        // the kernel (the producer needs the registers) all 12 products of a
+        // the kernel (its splitters need 40 registers: Tile::Regs) all 12 products of a
         // k-tile go into `part`, smallest first, zeroed every k-tile by moves
         // (ptxas makes them the first wgmma's zero input) and added every k-tile.
         constexpr bool kApart = !kSplitInKernel;
