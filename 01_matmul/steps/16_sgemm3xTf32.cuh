@@ -85,9 +85,10 @@ struct Tile {
     static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
     // The registers a thread each warpgroup asks for with setmaxnreg (step 16l). A split before the
     // product: the consumers hold an accumulator for the small products too (240), the producer
-    // keeps the least there is (24). A split in the kernel: the producer's warps 1-3 need 40 (their
-    // split loop, unrolled 4 deep; at 24 it runs one float4 at a time and the product waits on
-    // it), and the consumers keep one accumulator (232).
+    // keeps the least there is (24). A split in the kernel: the producer's warps 1-3 need 40 for
+    // their split loop, which ptxas unrolls (written one float4 at a time, as 24 registers allow,
+    // it made the product wait: 7-8% slower, README step 16l), and the consumers keep one
+    // accumulator (232).
     template <bool kSplitInKernel>
     struct Regs {
         static constexpr int PRODUCER = kSplitInKernel ? 40 : 24, CONSUMER = kSplitInKernel ? 232 : 240;
