@@ -470,8 +470,10 @@ inline std::string launch_sgemmTmaWgmmaMulticast(const float* A, const float* B,
         return launch_sgemmTmaWgmmaSplitK(A, B, C, M, N, K) + " (ran sgemmTmaWgmmaSplitK: pairs pay on large grids only)";
     return launch_sgemmTmaWgmmaMulticast_with<W::Wide>(A, B, C, M, N, K, 1, g.sms / W::Wide::CLUSTER);
 }
-// Where 3xTF32 splits A (step 16): a pre-pass reads A and writes A_big and
-// A_small (12 M K bytes at the DRAM rate, and a programmatic launch); split in
+// Where 3xTF32 splits A (step 16): a pre-pass reads A and writes A_small
+// (8 M K bytes at the DRAM rate, and a programmatic launch; the TMA rounds A
+// into A_big: step 16m), or A_big too where A's rows are not 16-byte aligned
+// (12 M K bytes); split in
 // the kernel, each A tile is split once for every tile column it meets, with no
 // pass, but the k-loop runs slower: `./matmul --tune` on the H100 with step 16h
 // put the kernel's split 21% behind at 2048^3 and 4096^3 once the pre-pass's
@@ -483,8 +485,12 @@ inline std::string launch_sgemmTmaWgmmaMulticast(const float* A, const float* B,
 // kernel's split saves only a third of the bytes. So the kernel splits where
 // what it saves would cost more than kSplitInKernelCost of the k-loop's share
 // of the product's modelled time: where N is small (the pass is a large share
-// of a product with few tile columns) or the slices are short.
-constexpr double kSplitInKernelCost = 0.25;
+// of a product with few tile columns) or the slices are short. (0.25 before
+// step 16m halved the pass's writes; 0.23 keeps the picks `--tune` measured
+// with it on the H200: 4096 x 512 x 4096, whose pass costs 0.214 of the loop,
+// by the pre-pass, 2.31x cuBLAS SGEMM against 2.25x; 512^3, 0.243, in the
+// kernel, 1.25x against 1.21x.)
+constexpr double kSplitInKernelCost = 0.23;
 // The length of each of `splits` slices of K: whole k-tiles (launch_sgemm3xTf32_with).
 static_assert(kNarrowModel.bk == Split3Tile::BK, "the model's k-tile is 3xTF32's");
 inline int slice_of(int K, int splits) { return k_slice_length(K, Split3Tile::BK, splits); }
@@ -494,7 +500,7 @@ inline bool split_a_in_kernel(int M, int N, int K, const Tf32Plan& p, bool a_ali
     const int k_slice = slice_of(K, p.splits);
     const double loop = double(k_slice) / (k_slice + kNarrowModel.fixed);  // the k-loop's share of a block's time
     const double bytes = double(M) * K * sizeof(float);
-    const double pre_pass = 3.0 * bytes / kDramBytesPerSecond + kProgrammaticPassSeconds;
+    const double pre_pass = (a_aligned ? 2.0 : 3.0) * bytes / kDramBytesPerSecond + kProgrammaticPassSeconds;
     const double padding = a_aligned ? 0.0 : 2.0 * bytes / kDramBytesPerSecond + kProgrammaticPassSeconds;
     return pre_pass - padding > kSplitInKernelCost * loop * product;
 }

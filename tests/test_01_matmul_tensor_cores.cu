@@ -388,4 +388,82 @@ TEST(ProgrammaticLaunch, OnlyPdlWaitOrdersAKernelAfterTheOneBefore) {
     EXPECT_GT(early, 0) << "the reader without pdl_wait() never ran beside the writer: no overlap to test";
 }
 
+// ---- Step 16m's premise: how the TMA rounds fp32 into TF32 ---------------------
+// The pass before 3xTF32's product writes only A_small = tf32(x - big) and the
+// TMA rounds A into A_big as it loads it (a TFLOAT32 map), so the pass must
+// round big exactly as the TMA does (to_tf32_as_tma), or big + small misses x
+// by a TF32 step at every tie. One 32 x 32 box through the TMA against
+// to_tf32_as_tma and to_tf32 in registers: exact ties of both parities, and
+// values just below and above one. (A 128-byte swizzle: in row r, the 16-byte
+// chunk c lands at c ^ (r % 8).)
+constexpr int kBox = 32;
+__global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap map, const float* in, float* via_tma, uint32_t* rn,
+                             uint32_t* rna) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    __shared__ alignas(1024) float box[kBox * kBox];
+    __shared__ uint64_t bar;
+    if (threadIdx.x == 0) {
+        common::mbarrier_init(&bar, 1);
+        common::fence_mbarrier_init();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        common::mbarrier_arrive_expect_tx(&bar, sizeof(box));
+        matmul::tma_load_2d(box, &map, 0, 0, &bar);
+    }
+    common::mbarrier_wait(&bar, 0);
+    for (int i = threadIdx.x; i < kBox * kBox; i += blockDim.x) {
+        const int r = i / kBox, c = i % kBox;
+        via_tma[i] = box[r * kBox + (((c / 4) ^ (r % 8)) * 4 + c % 4)];
+        rn[i] = matmul::to_tf32_as_tma(in[i]);
+        rna[i] = matmul::to_tf32(in[i]);
+    }
+#else
+    (void)map, (void)in, (void)via_tma, (void)rn, (void)rna;
+#endif
+}
+
+TEST(Tf32Rounding, TheTmaRoundsAsToTf32AsTmaTiesToEven) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waived_sgemm3xTf32());
+    constexpr int n = kBox * kBox;
+    std::vector<float> x(n);
+    std::vector<int> kind(n);  // 0: a tie, 1: just below one, 2: just above one
+    uint32_t seed = 12345;
+    for (int i = 0; i < n; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        kind[i] = i % 3;
+        const uint32_t low = kind[i] == 0 ? 0x1000u : kind[i] == 1 ? 0x0fffu : 0x1001u;  // the 13 bits TF32 drops
+        const uint32_t u = (seed & 0x807fe000u) | (uint32_t(100 + i % 50) << 23) | low;  // normal, either sign
+        std::memcpy(&x[i], &u, 4);
+    }
+    float *d_in, *d_tma;
+    uint32_t *d_rn, *d_rna;
+    CHECK(cudaMalloc(&d_in, n * sizeof(float)));
+    CHECK(cudaMalloc(&d_tma, n * sizeof(float)));
+    CHECK(cudaMalloc(&d_rn, n * sizeof(uint32_t)));
+    CHECK(cudaMalloc(&d_rna, n * sizeof(uint32_t)));
+    CHECK(cudaMemcpy(d_in, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CUtensorMap map;
+    ASSERT_EQ(matmul::tensor_map_2d(&map, d_in, kBox, kBox, kBox, kBox, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32), "");
+    tmaRoundTrip<<<1, 128>>>(map, d_in, d_tma, d_rn, d_rna);
+    CHECK_LAUNCH();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<uint32_t> tma(n), rn(n), rna(n);
+    CHECK(cudaMemcpy(tma.data(), d_tma, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(rn.data(), d_rn, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(rna.data(), d_rna, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    for (void* p : {static_cast<void*>(d_in), static_cast<void*>(d_tma), static_cast<void*>(d_rn),
+                    static_cast<void*>(d_rna)})
+        CHECK(cudaFree(p));
+    int differ = 0, first = -1, ties_rna_differs = 0;
+    for (int i = 0; i < n; ++i) {
+        if (tma[i] != rn[i] && differ++ == 0) first = i;
+        if (kind[i] == 0 && rn[i] != rna[i]) ++ties_rna_differs;  // ties whose TF32 neighbour below is even
+    }
+    EXPECT_EQ(differ, 0) << "the first at element " << first << " (" << (first >= 0 && kind[first] == 0 ? "a tie" : "not a tie")
+                         << "): TMA " << std::hex << (first >= 0 ? tma[first] : 0) << ", cvt.rn " << (first >= 0 ? rn[first] : 0);
+    EXPECT_GT(ties_rna_differs, 0) << "no tie where rounding away and to even differ: the test proves nothing";
+}
+
 }  // namespace

@@ -15,13 +15,15 @@
 //    picks, kSplitInKernel):
 //    once, before the product, by a small kernel (splitTf32) into two
 //    matrices with a 16-byte pitch, whose tiles the producer loads with the
-//    TMA (FLOAT32: the values are TF32 already); or tile by tile, inside the
+//    TMA (FLOAT32: the values are TF32 already) - or, where A's rows are
+//    16-byte aligned, into A_small alone, and the TMA rounds A into A_big as
+//    it loads it (TFLOAT32, ties to even: step 16m); or tile by tile, inside the
 //    product: the producer loads A's tile as it is into the A_big slot, and
 //    the producer warpgroup's warps 1-3, idle otherwise, split it in place
 //    when it lands (the `full` barrier), write A_small beside it, make their
 //    writes visible to the tensor cores (fence.proxy.async: wgmma reads
 //    shared memory through the async proxy) and arrive on `split`. The
-//    first costs three passes over A; the second splits each A tile once for
+//    first costs two or three passes over A; the second splits each A tile once for
 //    every tile column it meets (README, worklog).
 //    A stage is A_big + A_small + B = 48 KB: 4 stages.
 //  - B is loaded as it is (FLOAT32: the low bits are needed) and split in
@@ -114,7 +116,8 @@ struct BtRows {
 
 // A (rows x cols, pitch cols) -> big, small (pitch ld >= cols, a multiple of
 // 4, zero-padded), a float4 of each at a time (operands.cuh's row pass): the
-// part of block (x, y) of a grid of ny block rows.
+// part of block (x, y) of a grid of ny block rows. big = nullptr: small only,
+// x - big with big rounded as the TMA will round A on its way in (step 16m).
 __device__ __forceinline__ void split_rows(const float* __restrict__ A, float* __restrict__ big,
                                            float* __restrict__ small, int rows, int cols, int ld, int x, int y, int ny) {
     for_each_row_float4(rows, ld, [&](int r, int q) {
@@ -123,11 +126,11 @@ __device__ __forceinline__ void split_rows(const float* __restrict__ A, float* _
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const float x = 4 * q + e < cols ? a[e] : 0.0f;
-            hi[e] = __uint_as_float(to_tf32(x));
+            hi[e] = __uint_as_float(big ? to_tf32(x) : to_tf32_as_tma(x));  // without big: the TMA's rounding
             lo[e] = __uint_as_float(to_tf32(x - hi[e]));
         }
         const size_t at = size_t(r) * ld + 4 * q;
-        *reinterpret_cast<float4*>(big + at) = make_float4(hi[0], hi[1], hi[2], hi[3]);
+        if (big) *reinterpret_cast<float4*>(big + at) = make_float4(hi[0], hi[1], hi[2], hi[3]);
         *reinterpret_cast<float4*>(small + at) = make_float4(lo[0], lo[1], lo[2], lo[3]);
     }, x, y, ny);
 }
@@ -145,8 +148,8 @@ __global__ void splitTf32(const float* __restrict__ A, float* __restrict__ big, 
 // none), in this order in one row of blocks (the longest first):
 //  - the row strip (row_strip.cuh): C's last M - m rows, all N columns;
 //  - the column strip: C's last N - n columns of its first m rows;
-//  - A's pass: its split into a_big and a_small (SPLIT), or its padded copy
-//    into a_big (the product splits it);
+//  - A's pass: its split into a_big and a_small, or a_small alone (SPLIT),
+//    or its padded copy into a_big (the product splits it);
 //  - B's padded copy.
 // The strips read A and B as they are and write only their own parts of C,
 // which the product's tiles (m x n) do not touch: none needs another's
@@ -157,7 +160,7 @@ struct Passes {
     const float* B;  // K x N
     float* C;        // M x N
     int M, N, K, m, n;
-    float* a_big;    // A's pass: where it writes (pitch lda), or nullptr: none
+    float* a_big;    // A's pass: where it writes (pitch lda), or nullptr: none (or A_small only)
     float* a_small;  // A_small, where the pass splits A
     int lda;
     dim3 ga;         // the pass's grid (row_pass_grid)
@@ -570,19 +573,27 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     p.A = A, p.B = B, p.C = C, p.M = M, p.N = N, p.K = K, p.m = m, p.n = n;
     const PreparedB pb = prepare_b(B, N, K, true, kPaddedB, "B", false);  // the pass fills the copy, if any
     std::string a_what;
-    const float* a_tiles = A;  // what the A maps read
+    const float* a_tiles = A;  // what the A_big map reads (pitch a_ld)
+    int a_ld = K;
+    CUtensorMapDataType a_bits = bits;
     if (split_a_in_kernel) {
         const PreparedB pa = prepare_b(A, K, m, true, kPaddedA, "A", false);  // the tiles' m rows of K
-        p.a_big = pa.copy, a_tiles = pa.b, p.lda = pa.ldb;
+        p.a_big = pa.copy, a_tiles = pa.b, a_ld = p.lda = pa.ldb;
         a_what = " A split in kernel" + pa.what;
+    } else if (rows16(A, K)) {  // step 16m: A_big is A, rounded to TF32 by the TMA on its way in
+        p.lda = padded_pitch(K);
+        p.a_small = scratch(kSplitA, size_t(m) * p.lda);
+        a_bits = CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
+        a_what = " A_small split";
     } else {
-        p.lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
+        a_ld = p.lda = padded_pitch(K);  // the split A's pitch: whole 128-byte lines (operands.cuh)
         p.a_big = scratch(kSplitA, size_t(2) * m * p.lda);
         p.a_small = p.a_big + size_t(m) * p.lda;
         a_tiles = p.a_big;
         a_what = " A split";
     }
-    p.ga = p.a_big ? row_pass_grid(m, p.lda) : dim3(0, 0);
+    const bool a_pass = p.a_big || p.a_small;
+    p.ga = a_pass ? row_pass_grid(m, p.lda) : dim3(0, 0);
     p.b_copy = pb.copy, p.ldb = pb.ldb;
     p.gb = pb.copy ? row_pass_grid(K, pb.ldb) : dim3(0, 0);
     // The strips join the passes' launch where they are 1 or 2 rows and columns:
@@ -606,7 +617,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
         p.row_arrived = zeroed_counters(kStripArrivals, g.grid.x);
         strip_what += " + " + std::to_string(strips.rows) + "-row strip";
     }
-    if ((fuse && (strips.rows || strips.cols)) || (p.a_big && pb.copy)) {
+    if ((fuse && (strips.rows || strips.cols)) || (a_pass && pb.copy)) {
         const int blocks = step16::blocks_of(p.gr) + step16::blocks_of(p.gc) + step16::blocks_of(p.ga) +
                            step16::blocks_of(p.gb);
         common::launch_programmatic(passes, blocks, step16::kPassThreads, p);
@@ -623,7 +634,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     if (!not_given.empty()) return "not launched: " + not_given;
 
     CUtensorMap m_big, m_small, mb;
-    std::string unmapped = tensor_map_2d(&m_big, a_tiles, m, K, p.lda, T::BM, bits);
+    std::string unmapped = tensor_map_2d(&m_big, a_tiles, m, K, a_ld, T::BM, a_bits);
     if (p.a_small) unmapped += tensor_map_2d(&m_small, p.a_small, m, K, p.lda, T::BM, bits);
     else m_small = m_big;  // not read: the kernel splits A
     unmapped += tensor_map_2d(&mb, pb.b, K, n, pb.ldb, T::BK, bits);

@@ -18,4 +18,17 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
     return r;
 }
 
+// fp32 -> TF32, rounded to nearest, ties to even: what a TFLOAT32 tensor map
+// does to fp32 data on its way into shared memory (measured on the H200: at
+// exact ties it agrees with cvt.rn, not with cvt.rna; step 16m and its test).
+__device__ __forceinline__ uint32_t to_tf32_as_tma(float x) {
+    uint32_t r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+#else
+    r = __float_as_uint(x);  // (no TMA before sm_90: step 16 is waived there)
+#endif
+    return r;
+}
+
 }  // namespace matmul
