@@ -489,7 +489,9 @@ inline std::string launch_sgemmTmaWgmmaMulticast(const float* A, const float* B,
 // step 16m halved the pass's writes; 0.23 keeps the picks `--tune` measured
 // with it on the H200: 4096 x 512 x 4096, whose pass costs 0.214 of the loop,
 // by the pre-pass, 2.31x cuBLAS SGEMM against 2.25x; 512^3, 0.243, in the
-// kernel, 1.25x against 1.21x.)
+// kernel, 1.25x against 1.21x. The H100, with less DRAM bandwidth, measured
+// 4096 x 512 x 4096 the other way, 2.22x in the kernel against 2.08x: the
+// rule prices the pass at one DRAM rate for every GPU.)
 constexpr double kSplitInKernelCost = 0.23;
 // The length of each of `splits` slices of K: whole k-tiles (launch_sgemm3xTf32_with).
 static_assert(kNarrowModel.bk == Split3Tile::BK, "the model's k-tile is 3xTF32's");

@@ -184,7 +184,8 @@ TEST(MatmulPlan, Tf32SplitsOnlyWhereThePartialsCostLessThanTheIdleSms) {
 // `--tune` with step 16h, x cuBLAS SGEMM: 384^3 0.98 against 0.95; on the
 // H200 with step 16m, whose pass writes only A_small: 512^3 with 2 slices
 // 1.25 against 1.21), by the pre-pass where that did (H200 with step 16m:
-// 4096 x 512 x 4096 2.31 against 2.25; in the kernel 0.169 against 0.222 ms on the H100
+// 4096 x 512 x 4096 2.31 against 2.25, where the H100 measured 2.22 in the kernel against
+// 2.08: the rule has one DRAM rate; in the kernel 0.169 against 0.222 ms on the H100
 // before it; 4096^3: 1.12 against 1.27 ms; 8192^3: 9.48
 // against 10.79; 2049 x 2047 x 2051: 0.252 against 0.282; with step 16h's
 // programmatic pre-pass 1024^3 too: 2.02 against 1.95 on the H100, 2.17
