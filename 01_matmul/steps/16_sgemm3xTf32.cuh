@@ -160,8 +160,8 @@ struct Passes {
     const float* B;  // K x N
     float* C;        // M x N
     int M, N, K, m, n;
-    float* a_big;    // A's pass: where it writes (pitch lda), or nullptr: none (or A_small only)
-    float* a_small;  // A_small, where the pass splits A
+    float* a_big;    // A's pass: where it writes A_big or the padded A (pitch lda); nullptr: neither
+    float* a_small;  // A_small, where the pass splits A (with or without A_big)
     int lda;
     dim3 ga;         // the pass's grid (row_pass_grid)
     float* b_copy;   // B's padded copy (pitch ldb), or nullptr: none
