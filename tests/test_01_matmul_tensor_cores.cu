@@ -206,6 +206,34 @@ TEST(TmaWgmmaSteps, ThreeTf32PairSumIsBitForBitSplitKReduce) {
         }
 }
 
+// Step 16n: the big products are promoted every 4 k-tiles where one block sums
+// all of K in at least 64 k-tiles, else every 2; the launch column says which.
+// Random floats within the fp32 tolerance on both sides of the boundary, with
+// a last promotion of 1-3 k-tiles, one block walking all the tiles (each tile
+// starts a promotion afresh) or a block a tile; and exact on integers.
+TEST(TmaWgmmaSteps, ThreeTf32PromotesEveryFourKTilesOnlyWhereOneBlockSumsALongK) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    using T = matmul::Split3Tile;
+    for (Shape s : {Shape{131, 260, 2016}, Shape{131, 260, 2017}, Shape{257, 128, 2051}, Shape{128, 129, 3000}})
+        for (int splits : {1, 2})
+            for (int blocks : {1, 1 << 20}) {
+                const int every = splits == 1 && common::ceil_div(s.k, T::BK) >= 64 ? 4 : 2;
+                EXPECT_EQ(T::promote(common::ceil_div(s.k, T::BK), splits), every) << name_of(s);
+                const Data d = make_data(s, 31, false);
+                std::string what;
+                const auto launch = [&](const float* A, const float* B, float* C) {
+                    what = matmul::launch_sgemm3xTf32_with<T>(A, B, C, s.m, s.n, s.k, splits, blocks);
+                    return what;
+                };
+                const std::string at = name_of(s) + " splitK " + std::to_string(splits) + " blocks " +
+                                       std::to_string(blocks);
+                EXPECT_EQ(compare(run(d, s, launch), d, within(matmul::Math::Fp32, s.k)).bad, 0u) << at << ": " << what;
+                EXPECT_NE(what.find(" promote " + std::to_string(every)), std::string::npos) << at << ": " << what;
+                expect_exact(s, at, launch);
+            }
+}
+
 // 3xTF32 with the last rows of C as a fp32 strip (launch_sgemm3xTf32's pick
 // where the model says the strip costs less than a tile row).
 TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersWithItsLastRowsAsAStrip) {

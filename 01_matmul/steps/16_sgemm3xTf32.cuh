@@ -65,11 +65,19 @@ namespace step16 {
 // consumer warpgroups x 64), k-tiles of BK = 32 (one 128-byte box row),
 // STAGES buffers of (2 BM + BN) x BK floats: A_big, A_small, B; SPLITTERS:
 // the producer warpgroup's threads that split A in the kernel (warps 1-3);
-// PROMOTE: k-tiles of big products the tensor cores sum before the FMA
-// units add them (step 16l).
+// promote(): k-tiles of big products the tensor cores sum before the FMA
+// units add them: PROMOTE (step 16l), or PROMOTE_LONG where one block sums
+// all of K and K has at least LONG_K_TILES k-tiles (step 16n). Fewer
+// promotions are faster and less accurate: with 4, a shape whose K is split
+// came within 4% of cuBLAS SGEMM's error, and short sums went over it.
 template <int BM_, int STAGES_>
 struct Tile {
-    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2, SPLITTERS = 96, PROMOTE = 2;
+    static constexpr int BM = BM_, BN = 128, BK = 32, STAGES = STAGES_, CONSUMERS = 2, SPLITTERS = 96;
+    static constexpr int PROMOTE = 2, PROMOTE_LONG = 4, LONG_K_TILES = 64;
+    // k_tiles: the block's slice of K in k-tiles; splits: the slices of K (gridDim.y).
+    __host__ __device__ static constexpr int promote(int k_tiles, int splits) {
+        return splits == 1 && k_tiles >= LONG_K_TILES ? PROMOTE_LONG : PROMOTE;
+    }
     static constexpr int THREADS = 128 * (1 + CONSUMERS);  // producer warpgroup + consumers
     static constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = 2 * A_FLOATS + B_FLOATS;
     static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
@@ -315,14 +323,15 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         // products b_small a_big and b_big a_small (~2^-11 of the big ones) go
         // into an accumulator of their own, `part_small`, added once a tile, so
         // they are not rounded against a partial sum of big ones; `part` holds
-        // the big products of PROMOTE k-tiles and starts from zero by its first
-        // wgmma's scale-d (accumulate = false): zeroed by moves every PROMOTE-th
-        // k-tile, ptxas would keep 64 FSELs on every k-tile. Where A is split in
+        // the big products of `every` k-tiles (Tile::promote: 2, or 4 where one
+        // block sums a long K) and starts from zero by its first wgmma's scale-d
+        // (accumulate = false): zeroed by moves at the start of each promotion, ptxas
+        // would keep 64 FSELs on every k-tile. Where A is split in
         // the kernel (its splitters need 40 registers: Tile::Regs) all 12 products of a
         // k-tile go into `part`, smallest first, zeroed every k-tile by moves
         // (ptxas makes them the first wgmma's zero input) and added every k-tile.
         constexpr bool kApart = !kSplitInKernel;
-        constexpr int PROMOTE = kApart ? T::PROMOTE : 1;
+        const int every = kApart ? T::promote(k_tiles, int(gridDim.y)) : 1;
         float sum[T::ACC], part[T::ACC], part_small[T::ACC];
         uint32_t frag[2][T::BK / 8][4];  // big, small
         int it = 0, round = 0;  // as the producer's; tiles done
@@ -341,7 +350,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
 #pragma unroll
                     for (int i = 0; i < T::ACC; ++i) part[i] = 0.0f;
                 }
-                const bool fresh = kt % PROMOTE == 0;  // `part` starts from zero
+                const bool fresh = kt % every == 0;  // `part` starts from zero
                 wgmma_fence();
                 fence_operands(part);
                 if constexpr (kApart) fence_operands(part_small);
@@ -365,7 +374,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
                 fence_operands(part);
                 if constexpr (kApart) fence_operands(part_small);
                 common::mbarrier_arrive(&empty[s]);
-                if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
+                if ((kt + 1) % every == 0 || kt + 1 == k_tiles) {
 #pragma unroll
                     for (int i = 0; i < T::ACC; ++i) sum[i] += part[i];
                 }
@@ -537,6 +546,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
                                                : wgmma_tile_name<T>(Regs::CONSUMER, Regs::PRODUCER);
     return tile + (splits > 1 ? " splitK" + std::to_string(splits) : "") +
            (pair_sum ? " summed in clusters of 2" : "") + " persistent P" + std::to_string(grid.x) + a_what +
+           (split_a_in_kernel ? "" : " promote " + std::to_string(T::promote(common::ceil_div(K, T::BK), splits))) +
            c_pairs_what(C, N) + pb.what + strip_what;
 }
 
