@@ -208,9 +208,10 @@ TEST(TmaWgmmaSteps, ThreeTf32PairSumIsBitForBitSplitKReduce) {
 
 // Step 16n: the big products are promoted every 4 k-tiles where one block sums
 // all of K in at least 64 k-tiles, else every 2; the launch column says which.
-// Random floats within the fp32 tolerance on both sides of the boundary, with
-// a last promotion of 1-3 k-tiles, one block walking all the tiles (each tile
-// starts a promotion afresh) or a block a tile; and exact on integers.
+// Random floats within the fp32 tolerance on both sides of the boundary (63
+// and 64 k-tiles), with a last promotion of 4, 1 or 2 k-tiles (K = 2017,
+// 2051, 3000), one block walking all the tiles (each tile starts a promotion
+// afresh) or a block a tile; and exact on integers.
 TEST(TmaWgmmaSteps, ThreeTf32PromotesEveryFourKTilesOnlyWhereOneBlockSumsALongK) {
     SKIP_WITHOUT_GPU();
     SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
