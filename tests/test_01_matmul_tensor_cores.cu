@@ -426,7 +426,7 @@ TEST(ProgrammaticLaunch, OnlyPdlWaitOrdersAKernelAfterTheOneBefore) {
 // values just below and above one. (A 128-byte swizzle: in row r, the 16-byte
 // chunk c lands at c ^ (r % 8).)
 constexpr int kBox = 32;
-__global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap map, const float* in, float* via_tma, uint32_t* rn,
+__global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap map, const float* in, uint32_t* via_tma, uint32_t* rn,
                              uint32_t* rna) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __shared__ alignas(1024) float box[kBox * kBox];
@@ -443,7 +443,7 @@ __global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap map, const floa
     common::mbarrier_wait(&bar, 0);
     for (int i = threadIdx.x; i < kBox * kBox; i += blockDim.x) {
         const int r = i / kBox, c = i % kBox;
-        via_tma[i] = box[r * kBox + (((c / 4) ^ (r % 8)) * 4 + c % 4)];
+        via_tma[i] = __float_as_uint(box[r * kBox + (((c / 4) ^ (r % 8)) * 4 + c % 4)]);
         rn[i] = matmul::to_tf32_as_tma(in[i]);
         rna[i] = matmul::to_tf32(in[i]);
     }
@@ -466,25 +466,18 @@ TEST(Tf32Rounding, TheTmaRoundsAsToTf32AsTmaTiesToEven) {
         const uint32_t u = (seed & 0x807fe000u) | (uint32_t(100 + i % 50) << 23) | low;  // normal, either sign
         std::memcpy(&x[i], &u, 4);
     }
-    float *d_in, *d_tma;
-    uint32_t *d_rn, *d_rna;
-    CHECK(cudaMalloc(&d_in, n * sizeof(float)));
-    CHECK(cudaMalloc(&d_tma, n * sizeof(float)));
-    CHECK(cudaMalloc(&d_rn, n * sizeof(uint32_t)));
-    CHECK(cudaMalloc(&d_rna, n * sizeof(uint32_t)));
-    CHECK(cudaMemcpy(d_in, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    common::DeviceBuffer<float> d_in(n);
+    common::DeviceBuffer<uint32_t> d_tma(n), d_rn(n), d_rna(n);
+    d_in.upload(x);
     CUtensorMap map;
-    ASSERT_EQ(matmul::tensor_map_2d(&map, d_in, kBox, kBox, kBox, kBox, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32), "");
-    tmaRoundTrip<<<1, 128>>>(map, d_in, d_tma, d_rn, d_rna);
+    ASSERT_EQ(matmul::tensor_map_2d(&map, d_in.get(), kBox, kBox, kBox, kBox, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32), "");
+    tmaRoundTrip<<<1, 128>>>(map, d_in.get(), d_tma.get(), d_rn.get(), d_rna.get());
     CHECK_LAUNCH();
     CHECK(cudaDeviceSynchronize());
-    std::vector<uint32_t> tma(n), rn(n), rna(n);
-    CHECK(cudaMemcpy(tma.data(), d_tma, n * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(rn.data(), d_rn, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(rna.data(), d_rna, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    for (void* p : {static_cast<void*>(d_in), static_cast<void*>(d_tma), static_cast<void*>(d_rn),
-                    static_cast<void*>(d_rna)})
-        CHECK(cudaFree(p));
+    std::vector<uint32_t> tma, rn, rna;
+    d_tma.download(tma);
+    d_rn.download(rn);
+    d_rna.download(rna);
     int differ = 0, first = -1, ties_rna_differs = 0;
     for (int i = 0; i < n; ++i) {
         if (tma[i] != rn[i] && differ++ == 0) first = i;
