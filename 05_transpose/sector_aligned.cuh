@@ -61,6 +61,14 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
 // same values, bytes and instructions, 1-8% faster at the odd shapes on the
 // H100 (README, worklog step 7).
+//
+// Where cols % 4 != 0 a row's 17th float4 shares its sectors with the tile to
+// the right. On Hopper the launcher (transpose.cuh) runs the two tiles side by
+// side as one thread-block cluster of 2: placed in one GPC, they meet in the
+// same half of the L2, and each shared sector crosses between the halves once
+// instead of twice (ncu: 5-6% fewer L2 read misses, 0.4-1.9% faster on the H200; README,
+// worklog step 21). Nothing is exchanged; the grid's tile columns are rounded
+// up to pairs, and a block past the last tile column returns at once.
 // The shift of input row r for a tile whose columns start at c0: how many
 // floats before c0 the row's first aligned float4 at or before c0 starts
 // (r cols + c0, mod 4; unsigned, so a row above the matrix wraps as it should).
@@ -133,6 +141,7 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     const size_t n = size_t(rows) * cols;
     const int R0 = blockIdx.x * T;  // output columns R0 - m_j .. (= input rows)
     const int c0 = blockIdx.y * T;  // output rows c0 .. c0 + 63 (= input columns)
+    if (c0 >= cols) return;  // the second block of a cluster pair past the last tile column
     const int ncols = min(T, cols - c0);  // columns of this tile inside the matrix
     // Input row r starts a_r floats past a float4 boundary (as seen from c0).
     auto shift = [&](int r) { return input_row_shift(r, cols, c0); };

@@ -399,26 +399,47 @@ inline dim3 sector_aligned_grid(int rows, int cols, int tile, int halo) {
 // 1.03-1.26 waves, -1.7% to +1.3% at 1.5-2.9. So 256 up to 5/4 of a wave.
 inline int sector_aligned_threads(int64_t tiles, int64_t resident) { return 4 * tiles <= 5 * resident ? 256 : 512; }
 
-// Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says so.
-template <int kThreads>
+// transposeSectorAligned's other choice (README, worklog step 21): where
+// cols % 4 != 0 each row's 17th float4 shares its sectors with the tile to
+// the right, and two horizontally adjacent tiles launched as one cluster of 2
+// (one GPC, so one half of the L2) read those sectors across the L2's two
+// halves once, not twice: 0.4-1.9% faster at such shapes on the H200. Clusters
+// need compute capability 9.0 (g.max_cluster, GPU_PROFILE's).
+inline bool sector_aligned_pairs(int cols, const common::Gpu& g) { return cols % 4 != 0 && g.max_cluster >= 2; }
+
+// Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says
+// so. kPairs: tile columns in clusters of 2 where the GPU has clusters (the
+// tests force both ways at every shape; the plan asks sector_aligned_pairs).
+template <int kThreads, bool kPairs = false>
 std::string launch_sector_aligned_as(const float* in, float* out, int rows, int cols) {
     const std::string why = pointer_refusal(in, out);
     if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
     const dim3 block(kThreads), grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
-    transposeSectorAligned<kThreads><<<grid, block>>>(in, out, rows, cols);
+    if (!kPairs || common::gpu().max_cluster < 2) {
+        transposeSectorAligned<kThreads><<<grid, block>>>(in, out, rows, cols);
+        CHECK_LAUNCH();
+        return common::launch_string(grid, block);
+    }
+    const dim3 paired(grid.x, unsigned(common::ceil_div(int(grid.y), 2) * 2));  // whole pairs of tile columns
+    common::Launch l(paired, block, 0);
+    l.cluster(dim3(1, 2, 1));
+    CHECK(cudaLaunchKernelEx(&l.cfg, transposeSectorAligned<kThreads>, in, out, rows, cols));
     CHECK_LAUNCH();
-    return common::launch_string(grid, block);
+    return common::launch_string(paired, block, 0, 2);
 }
 
-// The block by sector_aligned_threads; the launch column shows which.
+// The block by sector_aligned_threads, the pairs by sector_aligned_pairs; the
+// launch column shows both.
 inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
     static const int64_t resident =  // asked once: the launch is timed
         int64_t(common::gpu().sms) *
         common::resident_blocks(reinterpret_cast<const void*>(transposeSectorAligned<256>), 256, 0);
     const dim3 grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
-    return sector_aligned_threads(int64_t(grid.x) * grid.y, resident) == 256
-               ? launch_sector_aligned_as<256>(in, out, rows, cols)
-               : launch_sector_aligned_as<512>(in, out, rows, cols);
+    const bool t256 = sector_aligned_threads(int64_t(grid.x) * grid.y, resident) == 256;
+    if (sector_aligned_pairs(cols, common::gpu()))
+        return t256 ? launch_sector_aligned_as<256, true>(in, out, rows, cols)
+                    : launch_sector_aligned_as<512, true>(in, out, rows, cols);
+    return t256 ? launch_sector_aligned_as<256>(in, out, rows, cols) : launch_sector_aligned_as<512>(in, out, rows, cols);
 }
 
 // "" where g's limits allow transposeBulkCopy: compute capability 9.0+ (the

@@ -71,18 +71,25 @@ INSTANTIATE_TEST_SUITE_P(
 // transposeSectorAligned's plan picks 256 threads a tile for small grids and
 // 512 for large ones, so each shape above tests only one of them: here both
 // block sizes run at every shape.
-TEST(TransposeSectorAligned, BothBlockSizesMatchCpu) {
+// Every plan at every shape: both blocks, each alone and in cluster pairs of
+// tile columns (pairs where the GPU has clusters; a block past the last tile
+// column must store nothing: shapes with an odd number of tile columns).
+TEST(TransposeSectorAligned, BothBlockSizesAndPairsMatchCpu) {
     SKIP_WITHOUT_GPU();
     const transpose::Kernel& k = common::kernel_named(transpose::kernels(), "transposeSectorAligned");
     SKIP_IF_WAIVED(transpose::waived(k));
-    for (const auto& [threads, launch] : {std::pair{256, transpose::launch_sector_aligned_as<256>},
-                                          std::pair{512, transpose::launch_sector_aligned_as<512>}})
+    struct Plan { int threads; bool pairs; transpose::LaunchFn launch; };
+    for (const Plan& p : {Plan{256, false, transpose::launch_sector_aligned_as<256>},
+                          Plan{512, false, transpose::launch_sector_aligned_as<512>},
+                          Plan{256, true, transpose::launch_sector_aligned_as<256, true>},
+                          Plan{512, true, transpose::launch_sector_aligned_as<512, true>}})
         for (Shape s : kShapes) {
             transpose::Kernel forced = k;
-            forced.launch = launch;
-            const common::Comparison c = run(forced, s, 1000003ull * s.rows + s.cols + uint64_t(threads));
-            EXPECT_TRUE(c.pass()) << threads << " threads on " << s.rows << "x" << s.cols << ": " << c.mismatches
-                                  << " of " << c.n << " wrong, first at " << c.first_bad;
+            forced.launch = p.launch;
+            const common::Comparison c = run(forced, s, 1000003ull * s.rows + s.cols + uint64_t(p.threads) + p.pairs);
+            EXPECT_TRUE(c.pass()) << p.threads << " threads" << (p.pairs ? " in pairs" : "") << " on " << s.rows
+                                  << "x" << s.cols << ": " << c.mismatches << " of " << c.n << " wrong, first at "
+                                  << c.first_bad;
         }
 }
 
@@ -370,6 +377,20 @@ TEST(TransposeCpu, SectorAlignedPlanTakes256ThreadsForSmallGrids) {
     EXPECT_EQ(sector_aligned_threads(5 * h100 / 4 + 1, h100), 512);
     EXPECT_EQ(sector_aligned_threads(1, 1), 256);
     EXPECT_EQ(sector_aligned_threads(tiles(2048, 2048), 40 * 3), 512);  // a T4: 40 SMs, three 20 KiB tiles an SM
+}
+
+// transposeSectorAligned's pairs: tile columns in clusters of 2 where a row's
+// 17th float4 shares sectors with the next tile (cols % 4 != 0) and the GPU
+// has clusters (9.0 and newer). No CUDA call.
+TEST(TransposeCpu, SectorAlignedPairsTileColumnsWhereColumnsAreMisaligned) {
+    for (const common::Gpu& g : testing_gpu::preset_gpus()) {
+        EXPECT_EQ(transpose::sector_aligned_pairs(8193, g), g.max_cluster >= 2) << g.profile;
+        EXPECT_EQ(transpose::sector_aligned_pairs(4099, g), g.max_cluster >= 2) << g.profile;
+        EXPECT_FALSE(transpose::sector_aligned_pairs(8192, g)) << g.profile;
+        EXPECT_FALSE(transpose::sector_aligned_pairs(2044, g)) << g.profile;
+    }
+    EXPECT_TRUE(transpose::sector_aligned_pairs(8191, common::gpu_of(testing_gpu::preset_named("h100"))));
+    EXPECT_FALSE(transpose::sector_aligned_pairs(8191, common::gpu_of(testing_gpu::preset_named("t4"))));
 }
 
 // transposeTensorMap's limits, for every preset: tensor maps from 9.0 on, and
