@@ -404,8 +404,10 @@ inline int sector_aligned_threads(int64_t tiles, int64_t resident) { return 4 * 
 // the right, and two horizontally adjacent tiles launched as one cluster of 2
 // (one GPC, so one half of the L2) read those sectors across the L2's two
 // halves once, not twice: 0.4-1.9% faster at such shapes on the H200. Clusters
-// need compute capability 9.0 (g.max_cluster, GPU_PROFILE's).
-inline bool sector_aligned_pairs(int cols, const common::Gpu& g) { return cols % 4 != 0 && g.max_cluster >= 2; }
+// need compute capability 9.0 (common::cluster_refusal, GPU_PROFILE's limits).
+inline bool sector_aligned_pairs(int cols, const common::Gpu& g) {
+    return cols % 4 != 0 && common::cluster_refusal(2, g).empty();
+}
 
 // Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says
 // so. kPairs: tile columns in clusters of 2 where the GPU has clusters (the
@@ -415,7 +417,7 @@ std::string launch_sector_aligned_as(const float* in, float* out, int rows, int 
     const std::string why = pointer_refusal(in, out);
     if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
     const dim3 block(kThreads), grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
-    if (!kPairs || common::gpu().max_cluster < 2) {
+    if (!kPairs || !common::cluster_refusal(2).empty()) {
         transposeSectorAligned<kThreads><<<grid, block>>>(in, out, rows, cols);
         CHECK_LAUNCH();
         return common::launch_string(grid, block);
