@@ -14,6 +14,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
+#include "common/cluster.cuh"
 #include "common/gpu.cuh"
 #include "common/launch.cuh"
 
@@ -423,8 +424,7 @@ std::string launch_sector_aligned_as(const float* in, float* out, int rows, int 
         return common::launch_string(grid, block);
     }
     const dim3 paired(grid.x, unsigned(common::ceil_div(int(grid.y), 2) * 2));  // whole pairs of tile columns
-    common::Launch l(paired, block, 0);
-    l.cluster(dim3(1, 2, 1));
+    const common::ClusterLaunch l(paired, block, 0, dim3(1, 2, 1));
     CHECK(cudaLaunchKernelEx(&l.cfg, transposeSectorAligned<kThreads>, in, out, rows, cols));
     CHECK_LAUNCH();
     return common::launch_string(paired, block, 0, 2);
