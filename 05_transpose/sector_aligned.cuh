@@ -63,12 +63,11 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 // H100 (README, worklog step 7).
 //
 // Where cols % 4 != 0 a row's 17th float4 shares its sectors with the tile to
-// the right. On Hopper the launcher (transpose.cuh) runs the two tiles side by
-// side as one thread-block cluster of 2: placed in one GPC, they meet in the
-// same half of the L2, and each shared sector crosses between the halves once
-// instead of twice (ncu: 5-6% fewer L2 read misses, 0.4-1.9% faster on the H200; README,
-// worklog step 21). Nothing is exchanged; the grid's tile columns are rounded
-// up to pairs, and a block past the last tile column returns at once.
+// the right, and on Hopper the launcher may run the two tiles as one cluster
+// of 2 (why and where: sector_aligned_pairs in transpose.cuh). Nothing is
+// exchanged; the grid's tile columns are rounded up to pairs, and a block past
+// the last tile column returns at once.
+
 // The shift of input row r for a tile whose columns start at c0: how many
 // floats before c0 the row's first aligned float4 at or before c0 starts
 // (r cols + c0, mod 4; unsigned, so a row above the matrix wraps as it should).
