@@ -404,9 +404,10 @@ inline int sector_aligned_threads(int64_t tiles, int64_t resident) { return 4 * 
 // cols % 4 != 0 each row's 17th float4 shares its sectors with the tile to
 // the right, and two horizontally adjacent tiles launched as one cluster of 2
 // (one GPC, so one half of the L2) read those sectors across the L2's two
-// halves once, not twice: 0.4-1.9% faster at such shapes on the H200. On the
-// H100, whose L2 fabric has room, no faster and up to 1.7% slower (16384 x
-// 16383); the limits a plan reads are the same on both, so both take them.
+// halves once, not twice: 0.4-1.9% faster at such shapes on the H200, but
+// 0.7% slower there at 16384 x 16383 (worklog step 23). On the H100, whose L2
+// fabric has room, no faster and up to 1.7% slower (16384 x 16383); the
+// limits a plan reads are the same on both, so both take them.
 // Clusters need compute capability 9.0 (common::cluster_refusal, GPU_PROFILE's limits).
 inline bool sector_aligned_pairs(int cols, const common::Gpu& g) {
     return cols % 4 != 0 && common::cluster_refusal(2, g).empty();
