@@ -55,8 +55,9 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 // rows 4t + k for t = 0..7 hits 8 different banks per row group; the per-row
 // shifts a_r and m_j make some conflicts data-dependent: ncu counts them).
 // Blocks are launched down tile columns, as in transposeSwizzleVec4ColGrid.
-// A warp stores two rows of 16 float4s into it, float by float: float4s k
-// and k + 8 of a row meet on one bank, a 2-way conflict (ncu: README).
+// A warp stores two rows of 16 float4s into it, float by float, in an order
+// that puts each store instruction's 32 floats in 32 banks (below, at the
+// stores; worklog step 25).
 //
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
 // same values, bytes and instructions, 1-8% faster at the odd shapes on the
@@ -74,6 +75,11 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 __device__ __forceinline__ int input_row_shift(int r, int cols, int c0) {
     return int((unsigned(r) * unsigned(cols) + unsigned(c0)) & 3u);
 }
+
+// Which float of its float4 (0..3: x, y, z, w) the thread holding float4 k
+// of a tile row puts into the shared tile in its q-th store (worklog step 25):
+// x, y, z, w where k < 8, z, w, x, y where k >= 8 (why: at the stores below).
+__host__ __device__ constexpr int aligned_store_float(int k, int q) { return q ^ ((k & 8) ? 2 : 0); }
 
 constexpr int kAlignedTile = 64, kAlignedHalo = 8;
 constexpr int kAlignedRows = kAlignedTile + kAlignedHalo;  // tile rows: R0 - 8 .. R0 + 63
@@ -197,8 +203,27 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
         xk = (x - T) % K;
         w = fetch(R0 - H + xi, xk, shift(R0 - H + xi));
     }
+    // Into the tile (worklog step 25). A warp puts two tile rows, the thread
+    // with float4 k of its row writing words 4k .. 4k + 3, one per store
+    // instruction. In the order x, y, z, w float4s k and k + 8 would meet on
+    // one bank in every instruction (words 4k + q and 4k + 32 + q): 2-way. The
+    // threads with k >= 8 store z, w, x, y instead (aligned_store_float), so
+    // the warp's four groups of 8 threads (k < 8 or not, in the even row or in
+    // the odd one, 69 words = 5 banks on) hit banks q, q + 2, q + 1 and q + 3
+    // mod 4: all 32. Same tile, same words, no conflict (a test checks the
+    // banks; ncu counts them: README).
+    static_assert(S % 4 == 1 && (H + kRowsPerPass) % 2 == 0, "a warp's odd row one bank class after its even one");
+    const int o = aligned_store_float(k, 0);  // 0 or 2; the q-th store takes float o ^ q
 #pragma unroll
-    for (int p = 0; p < PASSES; ++p) put(H + i0 + p * kRowsPerPass, k, v[p]);
+    for (int p = 0; p < PASSES; ++p) {
+        float* d = tile + (H + i0 + p * kRowsPerPass) * S + 4 * k;
+        const float2 xy = make_float2(v[p].x, v[p].y), zw = make_float2(v[p].z, v[p].w);
+        const float2 first = o ? zw : xy, second = o ? xy : zw;  // floats o, o ^ 1, then o ^ 2, o ^ 3
+        d[o] = first.x;
+        d[o ^ 1] = first.y;
+        d[o ^ 2] = second.x;
+        d[o ^ 3] = second.y;
+    }
     if (xi >= 0) put(xi, xk, w);
     __syncthreads();
 

@@ -462,4 +462,28 @@ TEST(TransposeCpu, SwizzleGivesConflictFreeBanks) {
             }
 }
 
+// transposeSectorAligned's stores into its tile, with the same bank rule: a
+// warp puts two rows (lanes 0-15 an even tile row, 16-31 the next), the lane
+// with float4 k of its row writing word 4k + aligned_store_float(k, q) of the
+// row in its q-th store. Each thread writes its four words once, and each of
+// the four instructions touches 32 different banks, for every even tile row
+// and the one after it (the kernel's warps start on even rows).
+TEST(TransposeCpu, SectorAlignedStoresGiveConflictFreeBanks) {
+    using namespace transpose;
+    for (int k = 0; k < 16; ++k) {
+        std::vector<int> seen(4, 0);
+        for (int q = 0; q < 4; ++q) ++seen[aligned_store_float(k, q)];
+        for (int c : seen) EXPECT_EQ(c, 1) << "k " << k;
+    }
+    for (int row = 0; row + 1 < kAlignedRows; row += 2)
+        for (int q = 0; q < 4; ++q) {
+            std::vector<int> bank_use(32, 0);
+            for (int lane = 0; lane < 32; ++lane) {
+                const int k = lane % 16, r = row + lane / 16;
+                ++bank_use[(r * kAlignedStride + 4 * k + aligned_store_float(k, q)) % 32];
+            }
+            for (int b : bank_use) EXPECT_EQ(b, 1) << "rows " << row << ", " << row + 1 << ", store " << q;
+        }
+}
+
 }  // namespace
