@@ -10,7 +10,8 @@
 # CHECK_GPUS_PREBUILT=DIR takes each preset's binaries from DIR/<preset>.tgz instead of building
 # them here (the programs and build/tests of `make ARCH=<its arch> all` and the tests, archived
 # from the repository root, e.g. on a machine with more cores; the archive's files are then
-# touched, so make finds them newer than the sources).
+# touched, so make finds them newer than the sources). DIR must not be under build/: each preset
+# starts with `make clean`, which empties build/.
 # Exit 0 when no cell is FAIL.
 set -u
 cd "$(dirname "$0")/.."
