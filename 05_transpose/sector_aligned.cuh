@@ -173,8 +173,8 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     // Load (worklog step 14). Float4s 0..15 of input rows R0 .. R0 + 63: 16
     // threads a row, kThreads / 16 rows a pass. Rows that many apart start at
     // the same shift (16 or 32 rows of cols floats: a multiple of 4 floats
-    // apart), so a thread computes a_r once; a tile with every row and column
-    // inside the matrix skips the tests.
+    // apart), so a thread computes a_r once; a tile with every column inside
+    // and every row above the last skips the tests (`<=` gained nothing: step 26).
     constexpr int kRowsPerPass = kThreads / 16, PASSES = T / kRowsPerPass;  // 4 of 256 threads, 2 of 512
     const int k = threadIdx.x % 16, i0 = threadIdx.x / 16;
     const int a = shift(R0 + i0);
