@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# profile.sh PROGRAM - shared-memory wavefronts and bank conflicts, and global
-# sectors per request, for every transpose kernel (ncu, clocks left alone); then
-# DRAM and L2 traffic at odd shapes (results/<gpu>_odd_ncu.csv).
+# profile.sh PROGRAM - shared-memory wavefronts and bank conflicts, global
+# sectors per request and L1 wavefronts per store request, for every transpose
+# kernel (ncu, clocks left alone); then DRAM and L2 traffic at odd shapes
+# (results/<gpu>_odd_ncu.csv).
 # Writes 05_transpose/results/<gpu>_ncu.csv. A 2048 x 2048 matrix is enough:
 # the counts per request do not depend on the size.
 # shellcheck source=common/ncu_guard.sh
@@ -10,6 +11,7 @@ m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wave
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+m=$m,l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum
 out=$dir/results/${gpu}_ncu.csv
 new=$(ncu_staged "$out")
 echo "== ncu on $prog --rows 2048 --cols 2048 (first launch of each kernel)"
@@ -20,7 +22,8 @@ echo "== ncu on $prog --rows 2048 --cols 2048 (first launch of each kernel)"
         ld_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
         st_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum \
         gld_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
-        gst_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+        gst_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
+        gst_wavefronts_per_req=l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
 ncu_commit "$new" "$out"
 
 # Odd shapes: why an odd number of ROWS (misaligned output rows) was slow, and

@@ -94,13 +94,21 @@ constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
 // so the window starts on a sector); value(r, jl) reads input row r, column
 // c0 + jl from the block's shared tile. Only the pieces where an output row
 // begins or ends take scalar stores.
+//
+// Which lane writes what: lanes 8 jj .. 8 jj + 7 write row jj's 8 float4s.
+// L1 takes a 16-byte store 8 lanes at a time (a quarter-warp, 128 bytes), one
+// wavefront per line those touch, by our reading of ncu's counts: with 4 rows
+// in each quarter-warp (lane = 4 t + jj) a store instruction took 17 L1
+// wavefronts at 2048^2, with the lanes as here 5.2 (worklog step 28). The 32
+// addresses of an instruction are the same either way, so the gather's banks
+// are too.
 template <int kThreads, class Value>
 __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
                                                      Value value) {
     constexpr int kUnits = 2 * (kAlignedTile / 4);  // 32 units
     static_assert(kAlignedTile == 64 && kUnits % (kThreads / 32) == 0, "whole units per warp, 8 float4s a unit");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int jj = lane % 4, t = lane / 4;
+    const int t = lane % 8, jj = lane / 8;  // a quarter-warp a row: one or two lines, not four
 #pragma unroll
     for (int u = 0; u < kUnits / (kThreads / 32); ++u) {
         const int unit = u * (kThreads / 32) + warp;  // 0..31

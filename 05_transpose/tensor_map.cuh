@@ -33,7 +33,7 @@
 // Shared memory: the four boxes one after another, each starting on 128
 // bytes (as TMA tiles are everywhere in this repository); input row top + 4i + k, column c0 + c
 // is at tile[box k][i][c + a_k]. The store side reads 4 floats down a
-// column: for one output row (lane jj), lanes t = 0..7 read 8 consecutive
+// column: for one output row jj, its lanes t = 0..7 read 8 consecutive
 // rows of one box, 68 floats = 4 banks apart, 8 different banks. Where
 // cols % 4 == 0 (every a_k = 0) the 4 jj's add 0..3: 32 lanes, 32 banks.
 // Otherwise a_k shifts the lanes of some jj onto those of another: the
