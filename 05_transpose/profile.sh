@@ -11,7 +11,11 @@ m=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wave
 m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
-m=$m,l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum
+# L1 wavefronts of the global stores: ncu names them ..._mem_lgds_... where L1 also serves
+# distributed shared memory (Hopper and newer), ..._mem_lg_... before; "-" where it offers neither.
+st_wav=$("$ncu" --query-metrics 2>/dev/null | awk '{print $1}' |
+    grep -xE 'l1tex__data_pipe_lsu_wavefronts_mem_lg(ds)?_cmd_write' | sort -r | head -n 1 || true)
+[ -z "$st_wav" ] || m=$m,$st_wav.sum
 out=$dir/results/${gpu}_ncu.csv
 new=$(ncu_staged "$out")
 echo "== ncu on $prog --rows 2048 --cols 2048 (first launch of each kernel)"
@@ -23,7 +27,7 @@ echo "== ncu on $prog --rows 2048 --cols 2048 (first launch of each kernel)"
         st_bank_conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum \
         gld_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum/l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
         gst_sectors_per_req=l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
-        gst_wavefronts_per_req=l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+        gst_wavefronts_per_req="${st_wav:-none}.sum/l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
 ncu_commit "$new" "$out"
 
 # Odd shapes: why an odd number of ROWS (misaligned output rows) was slow, and
