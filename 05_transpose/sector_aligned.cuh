@@ -96,12 +96,13 @@ constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
 // begins or ends take scalar stores.
 //
 // Which lane writes what: lanes 8 jj .. 8 jj + 7 write row jj's 8 float4s.
-// L1 takes a 16-byte store 8 lanes at a time (a quarter-warp, 128 bytes), one
-// wavefront per line those touch, by our reading of ncu's counts: with 4 rows
-// in each quarter-warp (lane = 4 t + jj) a store instruction took 17 L1
-// wavefronts at 2048^2, with the lanes as here 5.2 (worklog step 28). The 32
-// addresses of an instruction are the same either way, so the gather's banks
-// are too.
+// L1 moves a 16-byte store's data 8 lanes at a time (a quarter-warp, 128
+// bytes) through its 32 four-byte banks, by our reading of ncu's counts: with
+// 4 rows in each quarter-warp (lane = 4 t + jj) their 32-byte pieces sat at
+// the same offset of their lines, on the same 8 banks, and a store
+// instruction took 17 L1 wavefronts at 2048^2; with the lanes as here 5.2
+// (worklog step 28). The 32 addresses of an instruction are the same either
+// way, so the tile gather's banks are too.
 template <int kThreads, class Value>
 __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
                                                      Value value) {

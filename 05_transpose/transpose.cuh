@@ -259,10 +259,11 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
     // Store: unit u is 4 output rows (tile columns 4g .. 4g+3) x 32 output
     // columns (tile rows 32h .. 32h+31); lane = 8j + t takes tile column
     // 4g + j and tile rows 32h + 4t .. 32h + 4t + 3, whose swizzle key is t.
-    // Lanes 8j .. 8j + 7 thus write one output row's 128 bytes. L1 takes a
-    // 16-byte store a quarter-warp (8 lanes) at a time, one wavefront per line
-    // it touches, by our reading of ncu's counts: lane = 4t + j (4 rows in
-    // each quarter-warp) took 3.3x the store wavefronts (README, worklog step 28).
+    // Lanes 8j .. 8j + 7 thus write one output row's 128 bytes. L1 moves a
+    // 16-byte store's data a quarter-warp (8 lanes) at a time through its 32
+    // banks, by our reading of ncu's counts: lane = 4t + j put 4 rows' 32-byte
+    // pieces on the same 8 banks and took 3.3x the store wavefronts (README,
+    // worklog step 28).
     const int t = lane % 8, j = lane / 8;
 #pragma unroll
     for (int i = 0; i < UNITS / WARPS; ++i) {
