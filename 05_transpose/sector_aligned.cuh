@@ -95,21 +95,16 @@ constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
 // c0 + jl from the block's shared tile. Only the pieces where an output row
 // begins or ends take scalar stores.
 //
-// Which lane writes what: lanes 8 jj .. 8 jj + 7 write row jj's 8 float4s.
-// L1 moves a 16-byte store's data 8 lanes at a time (a quarter-warp, 128
-// bytes) through its 32 four-byte banks, by our reading of ncu's counts: with
-// 4 rows in each quarter-warp (lane = 4 t + jj) their 32-byte pieces sat at
-// the same offset of their lines, on the same 8 banks, and a store
-// instruction took 17 L1 wavefronts at 2048^2; with the lanes as here 5.2
-// (worklog step 28). The 32 addresses of an instruction are the same either
-// way, so the tile gather's banks are too.
+// Which lane writes what: lanes 8 jj .. 8 jj + 7 write row jj's 8 float4s,
+// a quarter-warp's 128 consecutive bytes, as in transposeSwizzleVec4 (why:
+// there, and worklog step 28).
 template <int kThreads, class Value>
 __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
                                                      Value value) {
     constexpr int kUnits = 2 * (kAlignedTile / 4);  // 32 units
     static_assert(kAlignedTile == 64 && kUnits % (kThreads / 32) == 0, "whole units per warp, 8 float4s a unit");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int t = lane % 8, jj = lane / 8;  // a quarter-warp a row: one or two lines, not four
+    const int t = lane % 8, jj = lane / 8;
 #pragma unroll
     for (int u = 0; u < kUnits / (kThreads / 32); ++u) {
         const int unit = u * (kThreads / 32) + warp;  // 0..31
