@@ -141,7 +141,10 @@ constexpr int kSmThreadsForBounds = 2048;
 #else
 constexpr int kSmThreadsForBounds = 1024;
 #endif
-template <int kThreads>
+// kMoreL1: the same code as a kernel of its own, so that it can carry a split
+// of L1 and shared memory of its own (a function attribute, set by the
+// launcher: sector_aligned_more_l1 in transpose.cuh, worklog step 32).
+template <int kThreads, bool kMoreL1 = false>
 __global__ void __launch_bounds__(kThreads, kSmThreadsForBounds / kThreads)
 transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
     static_assert(kThreads == 256 || kThreads == 512, "the plans' two block sizes");

@@ -8,6 +8,7 @@
 // rows. The kernels below are in teaching order; every one handles any
 // rows x cols, including 1 x N, N x 1 and sizes that are not tile multiples.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -418,38 +419,85 @@ inline bool sector_aligned_pairs(int cols, const common::Gpu& g) {
     return cols % 4 != 0 && common::cluster_refusal(2, g).empty();
 }
 
+// transposeSectorAligned's third choice (README, worklog steps 31 and 32): the
+// split of an SM's L1 and shared memory, one array (256 KiB on Hopper) that
+// the driver divides per kernel. For eight tiles of 256 threads it keeps 164
+// KiB of shared memory, which leaves L1 92 KiB. Where cols % 32 != 0 most
+// input rows start inside a 128-byte line, and a tile's loads touch three
+// lines a row for two lines' bytes. Asked for the split that holds 3/4 of the
+// tiles (six: 132 KiB, L1 124 KiB), the H200 ran 2047 x 2049, 2049 x 2051 and
+// 2050 x 2046 0.2-0.6 us faster, and 2048^2 0.2 us slower; the 512-thread
+// kernel, whose four tiles the driver already leaves 124 KiB of L1, gained
+// nothing from more. Measured on the H200 only; the rule reads the limits
+// that every GPU has. kAlignedSmem: the tile's shared memory.
+constexpr size_t kAlignedSmem = size_t(kAlignedRows) * kAlignedStride * sizeof(float);
+inline int sector_aligned_l1_tiles(const common::Gpu& g) {
+    const int tiles = std::min(g.threads_per_sm / 256, common::blocks_per_sm_by_smem(g, kAlignedSmem));
+    return 3 * tiles / 4;
+}
+inline bool sector_aligned_more_l1(int cols, const common::Gpu& g) {
+    return cols % 32 != 0 && sector_aligned_l1_tiles(g) > 0;
+}
+// The carveout (cudaFuncAttributePreferredSharedMemoryCarveout: percent of
+// the SM's shared memory, a preference the driver rounds up to a split it
+// has) that holds `tiles` blocks of `smem` bytes each on GPU g.
+inline int carveout_percent(int tiles, size_t smem, const common::Gpu& g) {
+    const size_t need = size_t(tiles) * (smem + common::reserved_smem_per_block(g));
+    return int(std::min<size_t>(100, (100 * need + g.smem_per_sm - 1) / g.smem_per_sm));
+}
+
 // Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says
-// so. kPairs: tile columns in clusters of 2 where the GPU has clusters (the
-// tests force both ways at every shape; the plan asks sector_aligned_pairs).
-template <int kThreads, bool kPairs = false>
+// so. kPairs: tile columns in clusters of 2 where the GPU has clusters; kMoreL1:
+// the split of sector_aligned_l1_tiles, set on the kernel once (the tests
+// force every combination at every shape; the plan asks sector_aligned_pairs
+// and sector_aligned_more_l1).
+template <int kThreads, bool kPairs = false, bool kMoreL1 = false>
 std::string launch_sector_aligned_as(const float* in, float* out, int rows, int cols) {
     const std::string why = pointer_refusal(in, out);
     if (!why.empty()) return launch_coarse(in, out, rows, cols) + " (coarse: " + why + ")";
+    const auto kernel = transposeSectorAligned<kThreads, kMoreL1>;
+    std::string split;
+    if constexpr (kMoreL1) {
+        static const int tiles = [] {  // the split of the GPU the program plans for, asked of the real one
+            const int t = sector_aligned_l1_tiles(common::gpu());
+            const common::Gpu real = common::real_gpu(common::gpu().device);
+            CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(transposeSectorAligned<kThreads, true>),
+                                       cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       carveout_percent(t, kAlignedSmem, real)));
+            return t;
+        }();
+        split = " (shared memory for " + std::to_string(tiles) + " tiles an SM)";
+    }
     const dim3 block(kThreads), grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
     if (!kPairs || !common::cluster_refusal(2).empty()) {
-        transposeSectorAligned<kThreads><<<grid, block>>>(in, out, rows, cols);
+        kernel<<<grid, block>>>(in, out, rows, cols);
         CHECK_LAUNCH();
-        return common::launch_string(grid, block);
+        return common::launch_string(grid, block) + split;
     }
     const dim3 paired(grid.x, unsigned(common::ceil_div(int(grid.y), 2) * 2));  // whole pairs of tile columns
     const common::ClusterLaunch l(paired, block, 0, dim3(1, 2, 1));
-    CHECK(cudaLaunchKernelEx(&l.cfg, transposeSectorAligned<kThreads>, in, out, rows, cols));
+    CHECK(cudaLaunchKernelEx(&l.cfg, kernel, in, out, rows, cols));
     CHECK_LAUNCH();
-    return common::launch_string(paired, block, 0, 2);
+    return common::launch_string(paired, block, 0, 2) + split;
 }
 
-// The block by sector_aligned_threads, the pairs by sector_aligned_pairs; the
-// launch column shows both.
+// The block by sector_aligned_threads, the pairs by sector_aligned_pairs, and
+// with 256 threads the split by sector_aligned_more_l1; the launch column shows
+// all three.
 inline std::string launch_sector_aligned(const float* in, float* out, int rows, int cols) {
     static const int64_t resident =  // asked once: the launch is timed
         int64_t(common::gpu().sms) *
         common::resident_blocks(reinterpret_cast<const void*>(transposeSectorAligned<256>), 256, 0);
     const dim3 grid = sector_aligned_grid(rows, cols, kAlignedTile, kAlignedHalo);
-    const bool t256 = sector_aligned_threads(int64_t(grid.x) * grid.y, resident) == 256;
-    if (sector_aligned_pairs(cols, common::gpu()))
-        return t256 ? launch_sector_aligned_as<256, true>(in, out, rows, cols)
-                    : launch_sector_aligned_as<512, true>(in, out, rows, cols);
-    return t256 ? launch_sector_aligned_as<256>(in, out, rows, cols) : launch_sector_aligned_as<512>(in, out, rows, cols);
+    const bool pairs = sector_aligned_pairs(cols, common::gpu());
+    if (sector_aligned_threads(int64_t(grid.x) * grid.y, resident) == 512)
+        return pairs ? launch_sector_aligned_as<512, true>(in, out, rows, cols)
+                     : launch_sector_aligned_as<512>(in, out, rows, cols);
+    if (sector_aligned_more_l1(cols, common::gpu()))
+        return pairs ? launch_sector_aligned_as<256, true, true>(in, out, rows, cols)
+                     : launch_sector_aligned_as<256, false, true>(in, out, rows, cols);
+    return pairs ? launch_sector_aligned_as<256, true>(in, out, rows, cols)
+                 : launch_sector_aligned_as<256>(in, out, rows, cols);
 }
 
 // "" where g's limits allow transposeBulkCopy: compute capability 9.0+ (the
@@ -469,7 +517,7 @@ inline std::string waived_bulk_copy(const common::Gpu& g) {
 }
 // transposeSectorAligned's tile is the largest static one before it (20 KiB).
 inline std::string waived_sector_aligned(const common::Gpu& g) {
-    return common::smem_refusal(size_t(kAlignedRows) * kAlignedStride * sizeof(float), g);
+    return common::smem_refusal(kAlignedSmem, g);
 }
 
 // Grid as for transposeSectorAligned. Pointers off 16 bytes (the copies need

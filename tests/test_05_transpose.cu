@@ -73,23 +73,27 @@ INSTANTIATE_TEST_SUITE_P(
 // block sizes run at every shape.
 // Every plan at every shape: both blocks, each alone and in cluster pairs of
 // tile columns (pairs where the GPU has clusters; a block past the last tile
-// column must store nothing: shapes with an odd number of tile columns).
-TEST(TransposeSectorAligned, BothBlockSizesAndPairsMatchCpu) {
+// column must store nothing: shapes with an odd number of tile columns), and
+// the 256-thread kernel with the split of L1 and shared memory of its own.
+TEST(TransposeSectorAligned, BothBlockSizesPairsAndSplitsMatchCpu) {
     SKIP_WITHOUT_GPU();
     const transpose::Kernel& k = common::kernel_named(transpose::kernels(), "transposeSectorAligned");
     SKIP_IF_WAIVED(transpose::waived(k));
-    struct Plan { int threads; bool pairs; transpose::LaunchFn launch; };
-    for (const Plan& p : {Plan{256, false, transpose::launch_sector_aligned_as<256>},
-                          Plan{512, false, transpose::launch_sector_aligned_as<512>},
-                          Plan{256, true, transpose::launch_sector_aligned_as<256, true>},
-                          Plan{512, true, transpose::launch_sector_aligned_as<512, true>}})
+    struct Plan { int threads; bool pairs, more_l1; transpose::LaunchFn launch; };
+    for (const Plan& p : {Plan{256, false, false, transpose::launch_sector_aligned_as<256>},
+                          Plan{512, false, false, transpose::launch_sector_aligned_as<512>},
+                          Plan{256, true, false, transpose::launch_sector_aligned_as<256, true>},
+                          Plan{512, true, false, transpose::launch_sector_aligned_as<512, true>},
+                          Plan{256, false, true, transpose::launch_sector_aligned_as<256, false, true>},
+                          Plan{256, true, true, transpose::launch_sector_aligned_as<256, true, true>}})
         for (Shape s : kShapes) {
             transpose::Kernel forced = k;
             forced.launch = p.launch;
-            const common::Comparison c = run(forced, s, 1000003ull * s.rows + s.cols + uint64_t(p.threads) + p.pairs);
-            EXPECT_TRUE(c.pass()) << p.threads << " threads" << (p.pairs ? " in pairs" : "") << " on " << s.rows
-                                  << "x" << s.cols << ": " << c.mismatches << " of " << c.n << " wrong, first at "
-                                  << c.first_bad;
+            const uint64_t seed = 1000003ull * s.rows + s.cols + uint64_t(p.threads) + p.pairs + 2 * p.more_l1;
+            const common::Comparison c = run(forced, s, seed);
+            EXPECT_TRUE(c.pass()) << p.threads << " threads" << (p.pairs ? " in pairs" : "")
+                                  << (p.more_l1 ? " with more L1" : "") << " on " << s.rows << "x" << s.cols << ": "
+                                  << c.mismatches << " of " << c.n << " wrong, first at " << c.first_bad;
         }
 }
 
@@ -377,6 +381,29 @@ TEST(TransposeCpu, SectorAlignedPlanTakes256ThreadsForSmallGrids) {
     EXPECT_EQ(sector_aligned_threads(5 * h100 / 4 + 1, h100), 512);
     EXPECT_EQ(sector_aligned_threads(1, 1), 256);
     EXPECT_EQ(sector_aligned_threads(tiles(2048, 2048), 40 * 3), 512);  // a T4: 40 SMs, three 20 KiB tiles an SM
+}
+
+// transposeSectorAligned's split of L1 and shared memory: with 256 threads,
+// where rows start inside 128-byte lines (cols % 32 != 0), shared memory for
+// 3/4 of the tiles an SM holds (six of eight on Hopper: a carveout of 54%,
+// which the driver rounds up to 132 of 228 KiB).
+TEST(TransposeCpu, SectorAlignedAsksMoreL1WhereRowsStartInsideLines) {
+    const common::Gpu h100 = common::gpu_of(testing_gpu::preset_named("h100"));
+    EXPECT_EQ(transpose::sector_aligned_l1_tiles(h100), 6);
+    EXPECT_EQ(transpose::carveout_percent(6, transpose::kAlignedSmem, h100), 54);
+    EXPECT_TRUE(transpose::sector_aligned_more_l1(2051, h100));
+    EXPECT_TRUE(transpose::sector_aligned_more_l1(2046, h100));
+    EXPECT_TRUE(transpose::sector_aligned_more_l1(2052, h100));  // cols % 4 == 0, but rows still start inside lines
+    EXPECT_FALSE(transpose::sector_aligned_more_l1(2048, h100));
+    EXPECT_FALSE(transpose::sector_aligned_more_l1(2080, h100));
+    for (const common::Gpu& g : testing_gpu::preset_gpus()) {
+        const int tiles = transpose::sector_aligned_l1_tiles(g);
+        EXPECT_GE(tiles, 1) << g.profile;  // never a split without room for one tile
+        EXPECT_LE(transpose::carveout_percent(tiles, transpose::kAlignedSmem, g), 100) << g.profile;
+        EXPECT_GE(size_t(transpose::carveout_percent(tiles, transpose::kAlignedSmem, g)) * g.smem_per_sm,
+                  100 * size_t(tiles) * (transpose::kAlignedSmem + common::reserved_smem_per_block(g)))
+            << g.profile;
+    }
 }
 
 // transposeSectorAligned's pairs: tile columns in clusters of 2 where a row's

@@ -37,7 +37,7 @@ std::vector<KernelLaunch> launches_of(const std::string& name) {
         return {kernel_launch(transposeSwizzleVec4<true>), kernel_launch(transposeSmemPadCoarse)};
     if (name == "transposeSectorAligned")  // either block size, as its plan chooses
         return {kernel_launch(transposeSectorAligned<512>), kernel_launch(transposeSectorAligned<256>),
-                kernel_launch(transposeSmemPadCoarse)};
+                kernel_launch(transposeSectorAligned<256, true>), kernel_launch(transposeSmemPadCoarse)};
     if (name == "transposeBulkCopy") return {kernel_launch(transposeBulkCopy<true>), kernel_launch(transposeSmemPadCoarse)};
     if (name == "transposeTensorMap")
         return {kernel_launch(transposeTensorMap<true>), kernel_launch(transposeSmemPadCoarse)};
