@@ -448,9 +448,9 @@ inline int carveout_percent(int tiles, size_t smem, const common::Gpu& g) {
 
 // Pointers off 16 bytes: transposeSmemPadCoarse, and the launch column says
 // so. kPairs: tile columns in clusters of 2 where the GPU has clusters; kMoreL1:
-// the split of sector_aligned_l1_tiles, set on the kernel once (the tests
-// force every combination at every shape; the plan asks sector_aligned_pairs
-// and sector_aligned_more_l1).
+// the split of sector_aligned_l1_tiles, set on that kernel at its first launch
+// (the tests force every combination at every shape; the plan asks
+// sector_aligned_pairs and sector_aligned_more_l1).
 template <int kThreads, bool kPairs = false, bool kMoreL1 = false>
 std::string launch_sector_aligned_as(const float* in, float* out, int rows, int cols) {
     const std::string why = pointer_refusal(in, out);
