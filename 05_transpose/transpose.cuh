@@ -432,8 +432,7 @@ inline bool sector_aligned_pairs(int cols, const common::Gpu& g) {
 // that every GPU has. kAlignedSmem: the tile's shared memory.
 constexpr size_t kAlignedSmem = size_t(kAlignedRows) * kAlignedStride * sizeof(float);
 inline int sector_aligned_l1_tiles(const common::Gpu& g) {
-    const int tiles = std::min(g.threads_per_sm / 256, common::blocks_per_sm_by_smem(g, kAlignedSmem));
-    return 3 * tiles / 4;
+    return 3 * common::cap_by_sm_slots(common::blocks_per_sm_by_smem(g, kAlignedSmem), 256, g) / 4;
 }
 inline bool sector_aligned_more_l1(int cols, const common::Gpu& g) {
     return cols % 32 != 0 && sector_aligned_l1_tiles(g) > 0;
