@@ -1,5 +1,5 @@
 // sector_aligned.cuh - 05_transpose's kernel for every shape,
-// transposeSectorAligned (worklog steps 5, 7, 12 and 14), and its store side,
+// transposeSectorAligned (WORKLOG.md, steps 5, 7, 12 and 14), and its store side,
 // store_sector_windows, which transposeTensorMap (tensor_map.cuh) shares.
 // Device code only; its plan, launcher, waiver and place in the kernel list
 // are in transpose.cuh, which includes this file.
@@ -61,7 +61,7 @@ __device__ __forceinline__ float4 load_l2_256(const float* p) {
 //
 // The loads ask L2 to fetch 256 bytes from DRAM at a time (load_l2_256): the
 // same values, bytes and instructions, 1-8% faster at the odd shapes on the
-// H100 (README, worklog step 7).
+// H100 (WORKLOG.md, step 7).
 //
 // Where cols % 4 != 0 a row's 17th float4 shares its sectors with the tile to
 // the right, and on Hopper the launcher may run the two tiles as one cluster

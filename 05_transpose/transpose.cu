@@ -90,7 +90,7 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
 
     // Then timed together, in rounds (common::time_interleaved_ms): at the
     // 10-us shapes, each kernel timed on its own after the one before moved the
-    // ratios by up to 16% between runs of the same code (README, worklog step 13).
+    // ratios by up to 16% between runs of the same code (WORKLOG.md, step 13).
     std::vector<std::function<void()>> launches;
     for (const Entry& e : list) launches.push_back([&e] { e.launch(); });
     const std::vector<double> ms = common::time_interleaved_ms(launches, int(opt.warmup), int(opt.reps));

@@ -44,7 +44,7 @@ __global__ void copyGmem(const float* __restrict__ in, float* __restrict__ out, 
 // (16 bytes) per thread: a quarter of the instructions of a 4-byte copy, and
 // every warp moves 512 contiguous bytes. It must itself reach >= 95% of
 // cudaMemcpy, or the ceiling flatters (unrolling it to 2, 4 or 8 float4 per
-// thread measured slower, not faster: README, worklog step 1). in and out
+// thread measured slower, not faster: WORKLOG.md, step 1). in and out
 // must start on 16 bytes (the launcher checks; copyGmem runs otherwise).
 constexpr int kCopyThreads = 256;
 __global__ void __launch_bounds__(kCopyThreads)
@@ -214,7 +214,7 @@ transposeSmemPadCoarse(const float* __restrict__ in, float* __restrict__ out, in
 // reads stream along whole input rows but each output row receives only a few
 // 256-byte pieces at a time. Column order (blockIdx.x down a tile column):
 // the reverse, whole output rows are written together. Same bytes, same
-// instructions; the column order is the faster one (README, worklog step 4),
+// instructions; the column order is the faster one (WORKLOG.md, step 4),
 // because scattered writes cost DRAM more than scattered reads.
 constexpr int kVecTile = 64, kVecThreads = 512;
 constexpr int kSlotsPerRow = kVecTile / 4;  // float4 slots in a tile row
@@ -395,7 +395,7 @@ inline dim3 sector_aligned_grid(int rows, int cols, int tile, int halo) {
     return dim3(unsigned(common::ceil_div(span, tile)), unsigned(common::ceil_div(cols, tile)));
 }
 
-// transposeSectorAligned's plan (README, worklog step 12): 256 or 512 threads
+// transposeSectorAligned's plan (WORKLOG.md, step 12): 256 or 512 threads
 // a tile, for a grid of `tiles` on a GPU that holds `resident` blocks of 256
 // threads at once (its SMs x blocks an SM). A grid that the GPU holds all at
 // once waits on latency: every tile's loads are in flight together, and an SM
@@ -406,7 +406,7 @@ inline dim3 sector_aligned_grid(int rows, int cols, int tile, int halo) {
 // 1.03-1.26 waves, -1.7% to +1.3% at 1.5-2.9. So 256 up to 5/4 of a wave.
 inline int sector_aligned_threads(int64_t tiles, int64_t resident) { return 4 * tiles <= 5 * resident ? 256 : 512; }
 
-// transposeSectorAligned's other choice (README, worklog step 21): where
+// transposeSectorAligned's other choice (WORKLOG.md, step 21): where
 // cols % 4 != 0 each row's 17th float4 shares its sectors with the tile to
 // the right, and two horizontally adjacent tiles launched as one cluster of 2
 // (one GPC, so one half of the L2) read those sectors across the L2's two
@@ -419,7 +419,7 @@ inline bool sector_aligned_pairs(int cols, const common::Gpu& g) {
     return cols % 4 != 0 && common::cluster_refusal(2, g).empty();
 }
 
-// transposeSectorAligned's third choice (README, worklog steps 31 and 32): the
+// transposeSectorAligned's third choice (WORKLOG.md, steps 31 and 32): the
 // split of an SM's L1 and shared memory, one array (256 KiB on Hopper) that
 // the driver divides per kernel. For eight tiles of 256 threads it keeps 164
 // KiB of shared memory, which leaves L1 92 KiB. Where cols % 32 != 0 most
