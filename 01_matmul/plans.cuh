@@ -89,7 +89,7 @@ using Tile64 = Tile<64, 64, 16, 32, 32, 4, 4>;           // 4 warps, 4 x 8 per t
 
 // rate: the configuration's fraction of cuBLAS SGEMM at 4096^3 and 8192^3 (the
 // mean), as `./matmul --tune` and `./matmul --tune --m 8192 --n 8192 --k 8192`
-// measured it on the H200 (README, worklog step 8f). fixed: columns of k per
+// measured it on the H200 (WORKLOG.md, step 8f). fixed: columns of k per
 // block for the pipeline's fill and drain, set so that the model ranks
 // `./matmul --tune --m 1024 --n 1024 --k 1024`'s measured times in order.
 struct Config {
@@ -166,7 +166,7 @@ inline Plan choose_sgemmCpAsync(int M, int N, int K, const common::Gpu& g) {
 
 // sgemmStreamK pays where the tiles leave the last wave mostly idle. Among
 // the fitting configurations with tiles of at least kStreamKMinTile square
-// (the smaller tiles' persistent loop measured slower; README, worklog)
+// (the smaller tiles' persistent loop measured slower; WORKLOG.md)
 // whose plan_streamk() splits a last wave at most half full, the best of
 //     rate x used x (mean k-tiles per slot) / (k-tiles of the busiest block + fixed / BK);
 // score -1 if none qualifies.

@@ -431,7 +431,7 @@ TEST(MatmulPlan, SixteenByteRule) {
 }
 
 // Padded copies (prepare_b, the 3xTF32 pre-pass) get rows of whole 128-byte
-// lines, the least such pitch (README, worklog step 16b).
+// lines, the least such pitch (WORKLOG.md, step 16b).
 TEST(MatmulPlan, PaddedRowsAreWhole128ByteLines) {
     for (int n : {1, 4, 31, 32, 33, 2047, 2051, 4099, 5003, 5009, 16381}) {
         const int ld = matmul::padded_pitch(n);

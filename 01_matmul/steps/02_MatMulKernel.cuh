@@ -29,7 +29,7 @@ inline Matrix make_matrix(const float* p, int height, int width) {
 // element per row (a broadcast) and writes consecutive C. A is read from
 // global memory N times and B M times: every FMA needs 8 bytes from L1/L2.
 // Look for: the jump over MatMulKernelNaive with the same arithmetic (only
-// the access order changed; the README's worklog has the numbers).
+// the access order changed; WORKLOG.md has the numbers).
 constexpr int BLOCK_SIZE = 16;
 __global__ void MatMulKernel(Matrix A, Matrix B, Matrix C) {
     const int row = blockIdx.y * blockDim.y + threadIdx.y;

@@ -22,7 +22,7 @@ namespace matmul {
 //    16-byte copies (N % 4 != 0, or B not 16-byte aligned) the launcher first
 //    copies it into a buffer with ldb = N rounded up to 32 (zero-padded), which
 //    costs one pass over B and measured faster than 4-byte copies of B
-//    (README, worklog step 11).
+//    (WORKLOG.md, step 8d).
 //  - Edge tiles are zero-filled (src_size 0).
 //  - The epilogue stores float4 where C allows it (N % 4 == 0, 16-byte
 //    aligned); otherwise each warp passes its results through shared memory

@@ -44,7 +44,7 @@ namespace matmul {
 // Look for: the shapes where sgemmCpAsync loses most of a wave (2049 x 2047 x
 // 2051: 272 tiles of 128 x 128 for two blocks on each of 132 SMs); and what
 // the persistent loop costs where nothing is split (why the launcher then
-// runs sgemmCpAsync; the README's worklog, step 12, has the numbers).
+// runs sgemmCpAsync; WORKLOG.md, step 9, has the numbers).
 struct StreamK {
     int tiles_m, tiles_n;  // output tiles
     int iters;             // k-tiles per output tile: ceil(K / BK)
@@ -211,7 +211,7 @@ sgemmStreamK(const float* __restrict__ A, const float* __restrict__ B, float* __
 // k-tiles and a tile is cut between at most two blocks. The waves before
 // stay whole. (Sharing out only the last wave's tiles over all blocks cuts
 // every tile into many pieces, which its owner adds one by one: slower, see
-// the README's worklog, step 12.) With no whole wave (fewer tiles than
+// WORKLOG.md, step 9.) With no whole wave (fewer tiles than
 // slots / 2) every tile is split, with at least kStreamKMinItersPerBlock
 // k-tiles per block.
 constexpr long long kStreamKMinItersPerBlock = 4;

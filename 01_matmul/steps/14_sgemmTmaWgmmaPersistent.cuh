@@ -11,7 +11,7 @@
 // gridDim.x into the stages they have released. The tiles of one "wave" are
 // still consecutive in tile_origin's grouped order, so L2 reuse is as before.
 // Look for: the launch column's "persistent P132"; the time at 4096^3 and
-// 8192^3 against step 13 (README, worklog).
+// 8192^3 against step 13 (WORKLOG.md).
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -10,7 +10,7 @@
 // would otherwise wait. Which tile and how many splits is plans.cuh's choice
 // (a model of the time: used tiles, filled waves, each slice's pipeline fill).
 // Look for: "splitK" in the launch column at the shapes with few tiles, and
-// those shapes' time against step 14 (README, worklog).
+// those shapes' time against step 14 (WORKLOG.md).
 #pragma once
 #include <algorithm>
 #include <cstdint>

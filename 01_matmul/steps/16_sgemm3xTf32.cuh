@@ -24,7 +24,7 @@
 //    writes visible to the tensor cores (fence.proxy.async: wgmma reads
 //    shared memory through the async proxy) and arrive on `split`. The
 //    first costs two or three passes over A; the second splits each A tile once for
-//    every tile column it meets (README, worklog).
+//    every tile column it meets (WORKLOG.md).
 //    A stage is A_big + A_small + B = 48 KB: 4 stages.
 //  - B is loaded as it is (FLOAT32: the low bits are needed) and split in
 //    registers as each thread loads its fragments: b_big = cvt.rna(b),

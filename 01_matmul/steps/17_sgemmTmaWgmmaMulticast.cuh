@@ -27,7 +27,7 @@
 // number of tile columns, the last pair of a row has one tile: its second
 // block still multicasts its half of A, and skips B and the product.
 // Look for: the launch column's "multicast A in clusters of 2"; the time
-// against step 15's in the same run (README, worklog: what it bought, and at
+// against step 15's in the same run (WORKLOG.md: what it bought, and at
 // which clock).
 #pragma once
 #include <algorithm>

@@ -116,7 +116,7 @@ inline KSlices k_slices(int K, int bk, int splits, int M, int N) {
 // but then a 128-byte piece of a row (a TMA box row, a warp's copies) spans
 // two lines wherever the pitch is not a multiple of 128 bytes. Measured on
 // the H100 at 4999 x 5003 x 5009: the TF32 kernels 1.56 -> 2.43 x cuBLAS TF32,
-// 3xTF32 1.81 -> 2.41 x SGEMM (README, worklog step 16b).
+// 3xTF32 1.81 -> 2.41 x SGEMM (WORKLOG.md, step 16b).
 constexpr int kPadFloats = 32;
 inline int padded_pitch(int n) { return common::ceil_div(n, kPadFloats) * kPadFloats; }
 
