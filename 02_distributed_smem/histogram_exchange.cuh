@@ -51,7 +51,7 @@
 //
 // With one group, which samples a round reads is claimed, not fixed: the
 // clusters and histShareAtomics, a global-atomics kernel on the SMs that no
-// cluster fits on, take slices of 4096 samples from one counter (README, worklog
+// cluster fits on, take slices of 4096 samples from one counter (WORKLOG.md,
 // step 11). On uniform data the idle SMs add ~8%; on skewed data they take little.
 //
 // Correct for any n >= 1 (samples before the first 16-byte boundary and after
@@ -168,7 +168,7 @@ __device__ __forceinline__ void exchange_add(unsigned* words, unsigned slot) {
 // table) to the blocks that read them after their wait. The default arrive
 // (`cluster.barrier_arrive()`, release semantics) compiles to MEMBAR.ALL.GPU
 // before the arrive: a fence for global memory too, which waits for the L2
-// (README worklog, step 10: 3-4% of the kernel at C = 16). A release fence
+// (WORKLOG.md, step 10: 3-4% of the kernel at C = 16). A release fence
 // restricted to shared::cta (PTX ISA 8.6) and a relaxed arrive order just
 // what the readers need. The other direction, that every block has read a
 // staging buffer before its owner rewrites it (two rounds later, after the
@@ -305,7 +305,7 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     // for its owner: a shared-memory atomic on the row's own counter for that
     // owner returns it (the lanes with the same owner all hit one address:
     // the hardware serializes them, and that is still cheaper than finding
-    // them with ballots; README worklog). A sample that is missing (past the
+    // them with ballots; WORKLOG.md, step 2). A sample that is missing (past the
     // end of the input) takes a place in the row's last column; one that
     // another group counts adds to its lane's own word instead: no branch, and
     // no lanes serialized on it.
@@ -313,8 +313,8 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     // segment starts after the earlier owners', rounded up to 8 slots (16
     // bytes: the readers load int4).
     // With fewer than 16 owners each half-warp ranks into a row of its own:
-    // 16 lanes over C owners pile up on fewer addresses than 32 (README
-    // worklog, step 9). `half` is 16 in the upper half-warp, 0 otherwise.
+    // 16 lanes over C owners pile up on fewer addresses than 32 (WORKLOG.md,
+    // step 9). `half` is 16 in the upper half-warp, 0 otherwise.
     constexpr bool kHalves = C < kExMaxCluster;
     constexpr int kRows = kHalves ? kExRows : kExWarps;
     const unsigned half = kHalves ? lane & 16 : 0;
