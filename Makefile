@@ -114,6 +114,8 @@ $(patsubst tests/%.cu,build/tests/%,$(2)): $(2) $$(wildcard tests/*.hpp) $$(wild
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$(c))))
 $(foreach c,$(CHAPTERS),$(foreach t,$(call test_srcs,$(c)),$(eval $(call test_rule,$(c),$(t)))))
+# 05's tests count its tiles' bank conflicts with chapter 03's model.
+build/tests/test_05_transpose: 03_bank_conflicts/bank_model.cuh
 
 # Through nvcc: the GPU_PROFILE tests include common/gpu.cuh (cuda_runtime.h; no device code).
 build/tests/test_common: tests/test_common.cpp $(COMMON) $(NVCC_STAMP) | check-nvcc check-gtest

@@ -263,8 +263,8 @@ transposeSwizzleVec4(const float* __restrict__ in, float* __restrict__ out, int 
     // Lanes 8j .. 8j + 7 thus write one output row's 128 bytes. L1 moves a
     // 16-byte store's data a quarter-warp (8 lanes) at a time through its 32
     // banks, by our reading of ncu's counts: lane = 4t + j put 4 rows' 32-byte
-    // pieces on the same 8 banks and took 3.3x the store wavefronts (README,
-    // worklog step 28).
+    // pieces on the same 8 banks and took 3.3x the store wavefronts
+    // (WORKLOG.md, step 28).
     const int t = lane % 8, j = lane / 8;
 #pragma unroll
     for (int i = 0; i < UNITS / WARPS; ++i) {
