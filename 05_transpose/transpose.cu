@@ -28,12 +28,15 @@ struct Shape { int rows, cols; };
 
 // `make bench`: squares from 1024^2 (fits in L2: watch the numbers jump) to
 // 16384^2, then shapes a learner might try: odd rows, odd columns, both odd,
-// primes, sides not multiples of 4 or of any tile, tall and wide (every
-// shape from 2048^2 up is one the chapter's goal covers).
+// primes, sides not multiples of 4 or of any tile, tall and wide, and sides
+// that are multiples of 8 but not of the 64-float tile (2072^2 in L2, 4088^2
+// in DRAM: WORKLOG.md, steps 41 and 42). Every shape from 2048^2 up is one
+// the chapter's goal covers.
 const std::vector<Shape> kSweep = {
     {1024, 1024},  {2048, 2048},   {4096, 4096},   {8192, 8192},   {16384, 16384}, {8191, 8193},
     {8193, 8193},  {8191, 8192},   {8192, 8191},   {12289, 4097},  {4097, 12289},  {10007, 10009},
-    {16384, 16383}, {2050, 2046},  {6002, 5998},   {2049, 2051},   {4093, 4099}};
+    {16384, 16383}, {2050, 2046},  {6002, 5998},   {2049, 2051},   {4093, 4099},   {2072, 2072},
+    {4088, 4088}};
 
 double gbps(const Shape& s, double ms) { return 2.0 * s.rows * s.cols * sizeof(float) / (ms * 1e6); }
 
