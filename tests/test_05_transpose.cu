@@ -168,9 +168,11 @@ bool uses_float4(const std::string& name) {
 
 TEST(TransposeAlignment, PointersIntoAnArrayMatchCpu) {
     SKIP_WITHOUT_GPU();
-    // Tile multiples (where the float4 path would run) and shapes whose rows
-    // are not whole float4s (cols or rows % 4 != 0).
-    const std::vector<Shape> shapes = {{64, 64}, {1024, 1024}, {1000, 777}, {63, 65}, {130, 9}, {8193, 67}};
+    // Tile multiples (where the float4 path would run), whole float4s with
+    // edge tiles (252 x 260: transposeSwizzleVec4's tested float4s, which must
+    // write nothing outside out) and shapes whose rows are not whole float4s
+    // (cols or rows % 4 != 0).
+    const std::vector<Shape> shapes = {{64, 64}, {1024, 1024}, {252, 260}, {1000, 777}, {63, 65}, {130, 9}, {8193, 67}};
     const std::vector<std::pair<int, int>> offsets = {{1, 0}, {0, 1}, {1, 1}, {2, 3}, {4, 4}};  // floats: in, out
     std::vector<transpose::Kernel> here;
     for (const transpose::Kernel& k : transpose::kernels())
