@@ -1,5 +1,5 @@
 // sector_aligned.cuh - 05_transpose's kernel for every shape,
-// transposeSectorAligned (WORKLOG.md, steps 5, 7, 12 and 14), and its store side,
+// transposeSectorAligned (WORKLOG.md, steps 5, 7, 12, 14 and 46), and its store side,
 // store_sector_windows, which transposeTensorMap (tensor_map.cuh) shares.
 // Device code only; its plan, launcher, waiver and place in the kernel list
 // are in transpose.cuh, which includes this file.
@@ -91,37 +91,49 @@ constexpr int kAlignedStride = 4 * kAlignedChunks + 1;      // 69 floats: odd
 // output rows x 8 float4s (128 aligned bytes = 4 whole sectors per row), 32
 // such units per 64 x 64 tile, 2 per warp of 512 threads (4 of 256). Output row j = c0 +
 // jl takes the window that starts m_j floats before R0 (m_j = (j * rows) mod 8,
-// so the window starts on a sector); value(r, jl) reads input row r, column
-// c0 + jl from the block's shared tile. Only the pieces where an output row
-// begins or ends take scalar stores.
+// so the window starts on a sector). Input row r, column c0 + jl sits at
+// tile[row_start(r) + jl]: row_start tells where each input row's column c0
+// is in the block's shared tile. Only the pieces where an output row begins or
+// ends take scalar stores.
 //
 // Which lane writes what: lanes 8 jj .. 8 jj + 7 write row jj's 8 float4s,
 // a quarter-warp's 128 consecutive bytes, as in transposeSwizzleVec4 (why:
-// there, and worklog step 28).
-template <int kThreads, class Value>
+// there, and worklog step 28). A thread's units are 2 * warps output rows
+// apart (32 or 16), a multiple of 8, so they share m_j, their window and its
+// four input rows: the thread finds those once, and each unit is four shared
+// loads at fixed offsets and one store (worklog step 46: a third fewer
+// instructions, 1-3 points at the small odd shapes).
+template <int kThreads, class RowStart>
 __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, int rows, int R0, int c0, int ncols,
-                                                     Value value) {
-    constexpr int kUnits = 2 * (kAlignedTile / 4);  // 32 units
-    static_assert(kAlignedTile == 64 && kUnits % (kThreads / 32) == 0, "whole units per warp, 8 float4s a unit");
+                                                     const float* tile, RowStart row_start) {
+    constexpr int kWarps = kThreads / 32, kUnits = 2 * (kAlignedTile / 4);  // 32 units
+    static_assert(kAlignedTile == 64 && kUnits % kWarps == 0, "whole units per warp, 8 float4s a unit");
+    static_assert(kWarps % 4 == 0, "a thread's units 2 * kWarps output rows apart: the same m_j");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int t = lane % 8, jj = lane / 8;
+    // Unit u * kWarps + warp: output rows 4 (unit / 2) .. + 3 of the tile, input rows 32 (unit % 2) ..
+    // + 31 of the window. This lane's output row in the tile is jl0 + 2 kWarps u.
+    const int jl0 = 4 * (warp / 2) + jj;
+    const int m = int((unsigned(c0 + jl0) * unsigned(rows)) & 7u);
+    const int e = R0 - m + 4 * (8 * (warp % 2) + t);  // first of 4 output columns = input rows e .. e + 3
+    int at[4];
 #pragma unroll
-    for (int u = 0; u < kUnits / (kThreads / 32); ++u) {
-        const int unit = u * (kThreads / 32) + warp;  // 0..31
-        const int jl = 4 * (unit / 2) + jj;           // output row within the tile
-        const int j = c0 + jl;
-        if (jl >= ncols) continue;
-        const int m = int((unsigned(j) * unsigned(rows)) & 7u);
-        const int e = R0 - m + 4 * (8 * (unit % 2) + t);  // first of 4 output columns
+    for (int q = 0; q < 4; ++q) at[q] = row_start(e + q) + jl0;
+    const bool whole = e >= 0 && e + 4 <= rows;
+    float* o = out + size_t(c0 + jl0) * rows + e;  // on 16 bytes: the window starts on a sector, e steps 4 floats
+#pragma unroll
+    for (int u = 0; u < kUnits / kWarps; ++u) {
+        const int step = 2 * kWarps * u;  // output rows past jl0
+        if (jl0 + step >= ncols) break;
         float w[4];
 #pragma unroll
-        for (int q = 0; q < 4; ++q) w[q] = value(e + q, jl);  // input rows e .. e + 3
-        float* o = out + size_t(j) * rows + e;  // on 16 bytes: the window starts on a sector, e steps 4 floats
-        if (e >= 0 && e + 4 <= rows) {
-            *reinterpret_cast<float4*>(o) = make_float4(w[0], w[1], w[2], w[3]);
+        for (int q = 0; q < 4; ++q) w[q] = tile[at[q] + step];
+        float* p = o + size_t(step) * rows;
+        if (whole) {
+            *reinterpret_cast<float4*>(p) = make_float4(w[0], w[1], w[2], w[3]);
         } else {
             for (int q = 0; q < 4; ++q)
-                if (e + q >= 0 && e + q < rows) o[q] = w[q];
+                if (e + q >= 0 && e + q < rows) p[q] = w[q];
         }
     }
 }
@@ -234,10 +246,9 @@ transposeSectorAligned(const float* __restrict__ in, float* __restrict__ out, in
     if (xi >= 0) put(xi, xk, w);
     __syncthreads();
 
-    // Store: the windows that start on a sector, each float from the tile.
-    store_sector_windows<kThreads>(out, rows, R0, c0, ncols, [&](int r, int jl) {
-        return tile[(r - R0 + H) * S + jl + shift(r)];
-    });
+    // Store: the windows that start on a sector; input row r's column c0 is
+    // at tile row r - R0 + H, shifted by a_r.
+    store_sector_windows<kThreads>(out, rows, R0, c0, ncols, tile, [&](int r) { return (r - R0 + H) * S + shift(r); });
 }
 
 }  // namespace transpose

@@ -7,8 +7,8 @@
 // instructions, and the rest wait on an mbarrier; the store side (a window
 // of 64 output floats that starts on a 32-byte sector in every output row,
 // float4 stores from registers) is transposeSectorAligned's, unchanged: the
-// same store_sector_windows (sector_aligned.cuh), told where each float sits
-// in this tile.
+// same store_sector_windows (sector_aligned.cuh), told where each input row
+// starts in this tile.
 //
 // Four maps, because a tensor map's row pitch must be a multiple of 16 bytes
 // and an odd number of columns has none. Rows r, r + 4, r + 8, ... are
@@ -102,9 +102,9 @@ transposeTensorMap(const __grid_constant__ InputRowClasses maps, float* __restri
     common::mbarrier_wait(&landed, 0);
 
     // Store, as in transposeSectorAligned; only where a float sits differs.
-    store_sector_windows<kMapThreads>(out, rows, R0, c0, ncols, [&](int r, int jl) {
+    store_sector_windows<kMapThreads>(out, rows, R0, c0, ncols, tile, [&](int r) {
         const int k = r & 3, a = kShift ? int((unsigned(k) * unsigned(cols)) & 3u) : 0;  // row r's class, its shift
-        return tile[k * kMapBoxFloats + ((r - top) >> 2) * kMapBoxCols + jl + a];
+        return k * kMapBoxFloats + ((r - top) >> 2) * kMapBoxCols + a;
     });
 #else
     (void)maps, (void)out, (void)rows, (void)cols;  // never launched below sm_90 (waiver)
