@@ -205,7 +205,7 @@ __global__ void fenceCost(int* buf, int iters, long long* cycles, long long* ns)
         else if constexpr (F == FenceKind::System) __threadfence_system();
         else if constexpr (F == FenceKind::AcqRelDevice)
             cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
-        else asm volatile("" ::: "memory");  // keeps the empty loop a loop
+        else asm volatile("" ::: "memory");  // no instruction: without stores ptxas deletes the empty loop
     }
     const long long c1 = clock64();
     const unsigned long long t1 = globaltimer_ns();
