@@ -136,30 +136,58 @@ INSTANTIATE_TEST_SUITE_P(
         return std::get<1>(p.param) + "_" + kTypeNames[std::get<0>(p.param)] + "_" + std::to_string(std::get<2>(p.param));
     });
 
+// Runs kernel k on x[offset .. offset + n) of a device copy of x, so the start
+// is offset * sizeof(T) bytes past a 256-byte boundary: offsets 1..3 leave a
+// head before the first 16-byte boundary (for double, offset 1 does; 2 is
+// aligned again). Returns the result.
+template <class T>
+T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, size_t n, Workspace<T>& ws) {
+    CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
+    CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
+    EXPECT_FALSE(k.launch(d.get() + offset, n, ws).empty()) << k.name << " launched nothing";
+    CHECK(cudaDeviceSynchronize());
+    T got;
+    CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
+    return got;
+}
+
 // reduceVec4 (4 and 8 loads in flight) from a pointer that is not 16-byte
 // aligned (a sub-array): the head before the first aligned vector and the
-// tail after the last one.
-TEST(ReductionVec4, MisalignedStartAndOddLengths) {
-    SKIP_WITHOUT_GPU();
+// tail after the last one. Exact sums (grid data) for int, float and double:
+// offsets 1..3 leave a head of 3..1 elements for the 4-byte types; for double
+// (2 elements per 16 bytes) offsets 1 and 3 leave one, 2 is aligned again.
+template <class T>
+void vec4_misaligned(const char* type) {
     const size_t total = 100003;
-    std::vector<int> x(total);
-    common::fill_uniform(x.data(), total, 5, -100, 100);
-    common::DeviceBuffer<int> d(total);
+    std::vector<T> x(total);
+    const GridScale g = grid_scale<T>(total);
+    fill_grid(x.data(), total, 5, g);
+    std::vector<int64_t> k_prefix(total + 1, 0);  // sums of the k = x * 2^b: exact sums of any range
+    for (size_t i = 0; i < total; ++i) k_prefix[i + 1] = k_prefix[i] + int64_t(std::ldexp(double(x[i]), g.b));
+    common::DeviceBuffer<T> d(total);
     d.upload(x);
-    Workspace<int> ws(total);
+    Workspace<T> ws(total);
     for (const char* name : {"reduceVec4", "reduceVec4Unroll8"})
         for (size_t offset : {0, 1, 2, 3})
             for (size_t n : {size_t(1), size_t(2), size_t(3), size_t(5), size_t(17), size_t(4099), total - 3}) {
-                CHECK(cudaMemset(ws.out, 0xFF, sizeof(int)));
-                kernel<int>(name).launch(d.get() + offset, n, ws);
-                int got;
-                CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
-                EXPECT_EQ(got, reference_int(x.data() + offset, n)) << name << " offset " << offset << " n " << n;
+                const T want = grid_sum<T>(k_prefix[offset + n] - k_prefix[offset], g);
+                const T got = run_at(kernel<T>(name), d, offset, n, ws);
+                EXPECT_TRUE(got == want) << name << " " << type << " offset " << offset << " n " << n << ": got "
+                                         << double(got) << ", exact " << double(want);
             }
+}
+
+TEST(ReductionVec4, MisalignedStartAndOddLengths) {
+    SKIP_WITHOUT_GPU();
+    vec4_misaligned<int>("int");
+    vec4_misaligned<float>("float");
+    vec4_misaligned<double>("double");
 }
 
 // The four ways reduceVec4 can finish give the same (exact) int sum, and the
 // last-block counter is back at 0 after each launch (the next one relies on it).
+// The result and the partial sums are poisoned before every launch, so each
+// finish is checked on its own, not against what the one before it left.
 TEST(ReductionVec4, EveryFinishAndTheTicketResets) {
     SKIP_WITHOUT_GPU();
     const size_t n = (size_t(1) << 22) + 1;
@@ -169,26 +197,24 @@ TEST(ReductionVec4, EveryFinishAndTheTicketResets) {
     d.upload(x);
     Workspace<int> ws(n);
     const int want = reference_int(x.data(), n);
-    for (int rep = 0; rep < 3; ++rep) {
+    ASSERT_NE(want, -1) << "the poison (0xFF bytes) must not be the sum";
+    auto finish = [&](LaunchFn<int> launch, const char* name) {
+        CHECK(cudaMemset(ws.out, 0xFF, sizeof(int)));
+        CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(int)));
+        EXPECT_FALSE(launch(d.get(), n, ws).empty()) << name << " launched nothing";
+        CHECK(cudaDeviceSynchronize());
         int got = 0;
+        CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
+        EXPECT_EQ(got, want) << name;
         unsigned ticket = 1;
-        launch_reduceVec4<int, Finish::Partials>(d.get(), n, ws);
-        CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(got, want) << "Partials";
-        launch_reduceVec4<int, Finish::Atomic>(d.get(), n, ws);
-        CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(got, want) << "Atomic";
-        launch_reduceVec4<int, Finish::LastBlock>(d.get(), n, ws);
-        CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(got, want) << "LastBlock";
         CHECK(cudaMemcpy(&ticket, ws.ticket, sizeof(unsigned), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(ticket, 0u);
-        launch_reduceVec4<int, Finish::LastBlockAcqRel>(d.get(), n, ws);
-        CHECK(cudaMemcpy(&got, ws.out, sizeof(int), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(got, want) << "LastBlockAcqRel";
-        ticket = 1;
-        CHECK(cudaMemcpy(&ticket, ws.ticket, sizeof(unsigned), cudaMemcpyDeviceToHost));
-        EXPECT_EQ(ticket, 0u);
+        EXPECT_EQ(ticket, 0u) << name << ": the last-block counter must be back at 0";
+    };
+    for (int rep = 0; rep < 3; ++rep) {
+        finish(launch_reduceVec4<int, Finish::Partials>, "Partials");
+        finish(launch_reduceVec4<int, Finish::Atomic>, "Atomic");
+        finish(launch_reduceVec4<int, Finish::LastBlock>, "LastBlock");
+        finish(launch_reduceVec4<int, Finish::LastBlockAcqRel>, "LastBlockAcqRel");
     }
 }
 
@@ -218,21 +244,6 @@ TEST(ReductionDeterminism, LastBlockKernelsAreBitIdentical) {
 }
 
 // ---- reduceBulkCopy (sm_90): misaligned starts, chunk edges, its pitfall ----
-// Runs kernel k on x[offset .. offset + n) of a device copy of x, so the start
-// is offset * sizeof(T) bytes past a 256-byte boundary: offsets 1..3 leave a
-// head before the first 16-byte boundary (for double, offset 1 does; 2 is
-// aligned again). Returns the result.
-template <class T>
-T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, size_t n, Workspace<T>& ws) {
-    CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
-    CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
-    EXPECT_FALSE(k.launch(d.get() + offset, n, ws).empty()) << k.name << " launched nothing";
-    CHECK(cudaDeviceSynchronize());
-    T got;
-    CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
-    return got;
-}
-
 // Sizes around the chunk (32 KiB of T) and the ring (4 stages x one block per SM).
 template <class T>
 std::vector<size_t> bulk_sizes() {
