@@ -16,13 +16,17 @@ namespace shuffle {
 // lanes of a warp are scheduled independently, so every step reads, waits at
 // __syncwarp(), writes, waits again. What to look for: 5 round trips through
 // L1/L2 per row - only visible when rows are short (skinny shapes).
-// The pitfall beside it: `cache` is deliberately NOT __restrict__. A thread
-// never writes cache[t + off] itself, so with __restrict__ the compiler may
-// read it through the non-coherent read-only path (LDG.CONSTANT), which can
-// return the stale value from before the other lane's store. The first H200
-// run of this chapter did exactly that: every row wrong. Data that other
-// threads write during the kernel must not be read through a __restrict__
-// (or __ldg) pointer.
+// The pitfall beside it: `cache` is deliberately NOT __restrict__. With it
+// the compiler may assume nothing else (no other thread either) touches the
+// array while the kernel runs, and nvcc (13.0, -O3, sm_90) keeps each lane's
+// cache[t] in a register through the whole ladder and stores it once, after
+// the row loop: the other lanes' loads of cache[t + off] (plain ld.global)
+// read stale memory, never that lane's partial. In the PTX (nvcc -ptx) the
+// code below has a st.global of cache[t] ahead of the bar.warp.sync
+// (__syncwarp) after every write; with __restrict__ the only one is after
+// the loop. The first H200 run of this chapter had it: every row wrong.
+// Never restrict-qualify (or read through __ldg) memory that other threads
+// of the kernel read or write while it runs.
 __global__ void __launch_bounds__(kMatvecBlock)
 matvecGmemCache(const double* __restrict__ A, const double* __restrict__ x, double* __restrict__ y, int rows, int cols,
                 double* cache) {
