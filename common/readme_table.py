@@ -63,8 +63,13 @@ def plain_table(path, columns=None):
         idx = [rows[0].index(c) for c in columns.split(",")]
         rows = [[r[i] for i in idx] for r in rows]
     out = ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
-    out += ["| `%s` | " % r[0] + " | ".join(r[1:]) + " |" for r in rows[1:]]
+    out += ["| `%s` | " % short_name(r[0]) + " | ".join(r[1:]) + " |" for r in rows[1:]]
     return "\n".join(out)
+
+
+def short_name(kernel):
+    """A kernel's name for a table: a library's long template arguments (CUB's policies) as <...>."""
+    return kernel[:kernel.index("<")] + "<...>" if len(kernel) > 60 and "<" in kernel else kernel
 
 
 def render(readme_text, chapter):
