@@ -270,12 +270,14 @@ TEST(TransposePitfall, TensorMapWithoutRowShiftIsCaughtAtOddCols) {
 
 // ---- The largest shapes check_shape admits ---------------------------------
 // 2^31 floats (8 GiB a matrix): every index that could pass INT_MAX must be
-// 64-bit. Data made and checked on the GPU (in[i] = i mod 2^24, exact in a
-// float), so the test takes seconds. Skipped with the reason where the GPU
-// has less free memory.
+// 64-bit. Data made and checked on the GPU, so the test takes seconds: in[i]
+// = the top 24 bits of i * 2654435761 mod 2^32, exact in a float, and never
+// the same at an index off by a power of two (a 32-bit byte offset wraps at
+// 2^30 floats). Skipped with the reason where the GPU has less free memory.
+__host__ __device__ inline float index_pattern(size_t i) { return float((uint32_t(i) * 2654435761u) >> 8); }
 __global__ void fillIndex(float* p, size_t n) {
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-        p[i] = float(i & 0xFFFFFF);
+        p[i] = index_pattern(i);
 }
 // Counts output elements that are not in[r][c] (or in[i] for a copy).
 __global__ void countWrong(const float* out, int rows, int cols, bool copy, unsigned long long* wrong) {
@@ -283,14 +285,15 @@ __global__ void countWrong(const float* out, int rows, int cols, bool copy, unsi
     unsigned long long bad = 0;
     for (size_t o = size_t(blockIdx.x) * blockDim.x + threadIdx.x; o < n; o += size_t(gridDim.x) * blockDim.x) {
         const size_t src = copy ? o : size_t(o % size_t(rows)) * cols + o / size_t(rows);  // o = c * rows + r
-        if (!(out[o] == float(src & 0xFFFFFF))) ++bad;
+        if (!(out[o] == index_pattern(src))) ++bad;
     }
     if (bad) atomicAdd(wrong, bad);
 }
 
 TEST(TransposeLimits, LargestAdmittedShapesAreExact) {
     SKIP_WITHOUT_GPU();
-    for (Shape s : {Shape{46341, 46340}, Shape{2048, int(transpose::kMaxDim)}, Shape{int(transpose::kMaxDim), 2048}}) {
+    for (Shape s : {Shape{32768, 65536}, Shape{46341, 46340}, Shape{2048, int(transpose::kMaxDim)},
+                    Shape{int(transpose::kMaxDim), 2048}}) {
         ASSERT_EQ(transpose::check_shape(s.rows, s.cols), "") << s.rows << "x" << s.cols;
         const size_t n = size_t(s.rows) * s.cols;
         ASSERT_GT(n, size_t(INT32_MAX) - 65536);
@@ -338,6 +341,8 @@ TEST(TransposeCpu, ReferenceIsAnInvolution) {
 TEST(TransposeCpu, ShapeLimits) {
     EXPECT_EQ(transpose::check_shape(1, 1), "");
     EXPECT_EQ(transpose::check_shape(8192, 8192), "");
+    EXPECT_EQ(transpose::check_shape(32768, 65536), "");  // 2^31 elements
+    EXPECT_NE(transpose::check_shape(32768, 65537), "");
     EXPECT_NE(transpose::check_shape(0, 5), "");
     EXPECT_NE(transpose::check_shape(5, -1), "");
     EXPECT_NE(transpose::check_shape(transpose::kMaxDim + 1, 1), "");
