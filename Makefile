@@ -145,7 +145,7 @@ plots: | check-matplotlib
 
 readme-tables:
 	@$(PYTHON) common/readme_table.py $(CHAPTERS)
-	@for c in $(CHAPTERS); do if [ -f $$c/tables.py ]; then $(PYTHON) $$c/tables.py $$c; fi; done
+	@set -e; for c in $(CHAPTERS); do if [ -f $$c/tables.py ]; then $(PYTHON) $$c/tables.py $$c; fi; done
 
 # compute-sanitizer on every program at the small size in NN_name/sanitize.args (tests/sanitize.sh).
 # Without a GPU or without compute-sanitizer: one line, exit 2, before anything is built.

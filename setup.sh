@@ -56,8 +56,9 @@ fi
 arch=$(uname -m)
 
 # --- what is there ------------------------------------------------------------------------
-# "13.0" from `nvcc --version` ("Cuda compilation tools, release 13.0, V13.0.88"), "" if none.
-nvcc_release() { "$1" --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1; }
+# "13.0" from `nvcc --version` ("Cuda compilation tools, release 13.0, V13.0.88"), "" if none;
+# "" and success too where that nvcc fails (set -e would end the script at r=$(...) silently).
+nvcc_release() { "$1" --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1 || true; }
 best_nvcc="" best_release=""
 for n in "$(command -v nvcc || true)" "$cuda_home/bin/nvcc"; do
     [ -n "$n" ] && [ -x "$n" ] || continue
