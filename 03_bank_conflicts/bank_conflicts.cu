@@ -341,6 +341,10 @@ Addresses probe_pattern(int family, int width, common::SplitMix64& g, uint32_t* 
     return a;
 }
 
+// A load probe's out holds what each active lane loaded (the buffer's fill
+// at its offset; an inactive lane's registers). A store probe's out holds the
+// registers each lane stored, not shared memory read back: its check says
+// that the probe ran, not where the stores landed.
 template <int W, bool S>
 bool run_probe(const Addresses& a, uint32_t mask, common::DeviceBuffer<uint32_t>& offs, common::DeviceBuffer<uint32_t>& out) {
     offs.upload(std::vector<uint32_t>(a.begin(), a.end()));
@@ -419,7 +423,9 @@ bool run_ncu(const Options& o, int sms) {
         std::printf("PATTERN %s mask=%08x", name.c_str(), mask);
         for (uint32_t x : a) std::printf(" %u", x);
         std::printf("\n");
-        if (!pass) std::printf("  %s: wrong values read or written\n", name.c_str());
+        if (!pass)
+            std::printf("  %s: %s\n", name.c_str(),
+                        store ? "out does not hold the stored registers (the probe did not run)" : "wrong values loaded");
         ok &= pass;
     }
     return ok;
