@@ -6,6 +6,7 @@
 //   launch_string()           the launch column of every results table (grid, block, smem, cluster)
 //   Launch                    a cudaLaunchKernelEx configuration: clusters, programmatic launch
 //   launch_programmatic()     a plain launch, programmatic
+//   programmatic_waits(k)     whether kernel k waits in pdl_wait() (its code is 9.0's)
 //   pdl_wait(), pdl_launch_dependents()   the kernel's side of a programmatic launch
 //
 // Cluster launches (Hopper): common/cluster.cuh.
@@ -104,7 +105,10 @@ inline std::string launch_string(dim3 g, dim3 b, size_t smem = 0, unsigned clust
 // has. pdl_launch_dependents() (cudaTriggerProgrammaticLaunchCompletion())
 // lets the next grid be launched once every block of this one has called it
 // (else when they exit): a hint, never a wait. Launched without the
-// attribute, or compiled for a GPU before 9.0, both do nothing.
+// attribute, or compiled for a GPU before 9.0, both do nothing: a build for
+// sm_80 JIT-compiled on a Hopper GPU has no wait, so Launch::programmatic()
+// asks for the early launch only where the kernel's code is 9.0's
+// (programmatic_waits below).
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -116,12 +120,26 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 #endif
 }
 
+// Whether `kernel`, launched programmatically, waits in pdl_wait(): this GPU
+// (and GPU_PROFILE) has the launch and the kernel's code in this binary is
+// 9.0's or newer (code_refusal, common/gpu.cuh). Asked once per device and
+// kernel (launchers call it before every launch, inside the timed interval).
+inline bool programmatic_waits(const void* kernel) {
+    if (!gpu().has(90)) return false;
+    static std::map<std::pair<int, const void*>, bool> known;  // per device and kernel
+    int device = 0;
+    CHECK(cudaGetDevice(&device));
+    const auto it = known.find({device, kernel});
+    if (it != known.end()) return it->second;
+    return known[{device, kernel}] = code_refusal(kernel, 90).empty();
+}
+
 // A launch's configuration for cudaLaunchKernelEx: `grid` blocks of `block`
 // threads with `smem` bytes of dynamic shared memory each, on `stream`, and
 // the attributes asked for: cluster(c), thread-block clusters of c blocks
-// (common/cluster.cuh); programmatic(), the programmatic launch above where
-// this GPU (and GPU_PROFILE) has it. cfg.attrs points into this object: it
-// may not be copied.
+// (common/cluster.cuh); programmatic(kernel), the programmatic launch above
+// where `kernel` waits in pdl_wait() (programmatic_waits), else none.
+// cfg.attrs points into this object: it may not be copied.
 struct Launch {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[2] = {};
@@ -140,8 +158,9 @@ struct Launch {
         a.val.clusterDim.z = c.z;
         return *this;
     }
-    Launch& programmatic() {
-        if (!gpu().has(90)) return *this;
+    template <class... Params>
+    Launch& programmatic(void (*kernel)(Params...)) {
+        if (!programmatic_waits(reinterpret_cast<const void*>(kernel))) return *this;
         cudaLaunchAttribute& a = attr[cfg.numAttrs++];
         a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
         a.val.programmaticStreamSerializationAllowed = 1;
@@ -155,7 +174,7 @@ struct Launch {
 template <class... Params, class... Args>
 void launch_programmatic(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
     Launch l(grid, block);
-    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, std::forward<Args>(args)...));
+    CHECK(cudaLaunchKernelEx(&l.programmatic(kernel).cfg, kernel, std::forward<Args>(args)...));
 }
 
 }  // namespace common

@@ -15,8 +15,10 @@ namespace matmul {
 
 // ---- The launcher ----------------------------------------------------------
 // sgemmAutotuned: the first call for a shape times every candidate (a
-// warm-up and the median of 3 each) and keeps the fastest for that shape;
-// later calls run it. (cuBLASLt's algorithm search and Triton's autotune do
+// warm-up and the median of 3 each) and keeps the fastest that launched for
+// that shape (stream-K refuses where its blocks cannot all be resident; where
+// none launched, the model's plan, said in the launch column); later calls
+// run it. (cuBLASLt's algorithm search and Triton's autotune do
 // the same.) Below kAutotuneMinFlops a launch takes microseconds and the
 // model (plan_for) decides; so it does with MATMUL_AUTOTUNE=model in the
 // environment (profile.sh: under ncu every trial launch would be replayed and
@@ -25,38 +27,60 @@ namespace matmul {
 // differs from their model-based choices.
 constexpr double kAutotuneMinFlops = double(1 << 27);
 constexpr int kAutotuneWarmup = 1, kAutotuneReps = 3;
+
+// The fastest of `candidates` by time(p): its milliseconds, or a negative
+// number where p was not launched (a refusal returns at once, so its time
+// would be ~0 and win). nullptr where none was launched.
+template <class Time>
+const Plan* fastest_plan(const std::vector<Plan>& candidates, Time&& time) {
+    const Plan* best = nullptr;
+    double best_ms = std::numeric_limits<double>::infinity();
+    for (const Plan& p : candidates) {
+        const double ms = time(p);
+        if (ms >= 0 && ms < best_ms) {
+            best_ms = ms;
+            best = &p;
+        }
+    }
+    return best;
+}
+
 inline std::string launch_sgemmAutotuned(const float* A, const float* B, float* C, int M, int N, int K) {
-    static std::map<std::array<int, 4>, Plan> cache;  // per device and shape: another GPU, another answer
+    struct Tuned {
+        Plan plan;
+        std::string how;  // the launch column's last words
+    };
+    static std::map<std::array<int, 4>, Tuned> cache;  // per device and shape: another GPU, another answer
     const common::Gpu& g = common::gpu();
     const std::array<int, 4> key = {g.device, M, N, K};
     static const bool model_only = [] {
         const char* e = std::getenv("MATMUL_AUTOTUNE");
         return e && std::string(e) == "model";
     }();
-    const bool measure = !model_only && 2.0 * M * N * K >= kAutotuneMinFlops;
     auto it = cache.find(key);
     if (it == cache.end()) {
-        Plan best = plan_for(M, N, K, g);
-        if (measure) {
-            double best_ms = std::numeric_limits<double>::infinity();
-            for (const Plan& p : autotune_candidates(M, N, K, g)) {
-                const double ms = common::time_median_ms([&] { run_plan(p, A, B, C, M, N, K); }, kAutotuneWarmup,
-                                                         kAutotuneReps);
-                if (ms < best_ms) {
-                    best_ms = ms;
-                    best = p;
-                }
-            }
+        Tuned t{plan_for(M, N, K, g), model_only ? " (model: MATMUL_AUTOTUNE=model)" : " (model: tiny)"};
+        if (!model_only && 2.0 * M * N * K >= kAutotuneMinFlops) {
+            const std::vector<Plan> candidates = autotune_candidates(M, N, K, g);
+            const Plan* best = fastest_plan(candidates, [&](const Plan& p) {
+                bool launched = true;  // no launch of p said "not launched: ..."
+                const double ms = common::time_median_ms(
+                    [&] { launched &= run_plan(p, A, B, C, M, N, K).find("not launched") == std::string::npos; },
+                    kAutotuneWarmup, kAutotuneReps);
+                return launched ? ms : -1.0;
+            });
+            if (best) t = {*best, " (autotuned)"};
+            else t.how = " (autotuned: no candidate launched, the model's plan)";
         }
-        it = cache.emplace(key, best).first;
+        it = cache.emplace(key, t).first;
     }
-    const Plan& p = it->second;
+    const Plan& p = it->second.plan;
     Plan tiles = p;  // the tiled part, named before the strip
     tiles.strip = 0;
     return with_row_strip(p.strip, A, B, C, M, N, K, [&](int m) {
                return run_plan(tiles, A, B, C, m, N, K) + (p.streamk ? " streamK" : "");
            }) +
-           (measure ? " (autotuned)" : model_only ? " (model: MATMUL_AUTOTUNE=model)" : " (model: tiny)");
+           it->second.how;
 }
 
 }  // namespace matmul

@@ -532,7 +532,7 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     const dim3 grid(std::max(1, std::min(tiles, max_blocks)), splits);
     common::Launch l(grid, T::THREADS, smem);
     if (pair_sum) l.cluster(dim3(1, 2));
-    CHECK(cudaLaunchKernelEx(&l.programmatic().cfg, kernel, m_big, m_small, mb, C, m, n, N, K, k_split, partial));
+    CHECK(cudaLaunchKernelEx(&l.programmatic(kernel).cfg, kernel, m_big, m_small, mb, C, m, n, N, K, k_split, partial));
     CHECK_LAUNCH();
     if (partial) {
         common::launch_programmatic(splitKReduce, grid_stride_blocks(mn, 256), 256, partial, C, mn, splits, n, N);
