@@ -82,6 +82,11 @@ inline const Data& integer_data(const Shape& s) {
 // 256-byte aligned (cudaMalloc), 1..3 is an offset sub-matrix that no 16-byte
 // access may touch.
 struct Offsets { size_t a = 0, b = 0, c = 0; };
+// Each pointer off 16 bytes alone, and all three at once.
+inline const std::vector<Offsets> kMisaligned = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 2, 3}};
+inline std::string offsets_name(const Offsets& o) {
+    return "offsets A+" + std::to_string(o.a) + " B+" + std::to_string(o.b) + " C+" + std::to_string(o.c);
+}
 
 // Runs `launch` on poisoned C and returns C.
 template <class Launch>

@@ -119,14 +119,10 @@ TEST(StreamK, SplitTilesAreBitReproducible) {
 }
 
 // ---- Misaligned pointers: the 16-byte paths must notice and fall back ------
-// An offset sub-matrix (A + 1, ...) is float-aligned but not 16-byte aligned:
-// a float4 or 16-byte cp.async access to it would fault. Every launcher must
-// still give the exact result, at shapes where N % 4 == 0 and K % 4 == 0 (so
-// only the alignment stops the 16-byte paths) and at odd ones.
-const std::vector<Offsets> kMisaligned = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 2, 3}};
-std::string offsets_name(const Offsets& o) {
-    return "offsets A+" + std::to_string(o.a) + " B+" + std::to_string(o.b) + " C+" + std::to_string(o.c);
-}
+// An offset sub-matrix (A + 1, ...; kMisaligned) is float-aligned but not
+// 16-byte aligned: a float4 or 16-byte cp.async access to it would fault.
+// Every launcher must still give the exact result, at shapes where N % 4 == 0
+// and K % 4 == 0 (so only the alignment stops the 16-byte paths) and at odd ones.
 
 TEST(MatmulAlignment, EveryKernelIsExactOnMisalignedPointers) {
     SKIP_WITHOUT_GPU();

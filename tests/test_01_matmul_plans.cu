@@ -419,6 +419,20 @@ TEST(MatmulPlan, AutotunerCandidatesStayUnderTheScratchBound) {
         }
 }
 
+// A candidate that was not launched (its time < 0) never wins, however fast
+// its refusal returned; none launched: none picked (the model's plan runs).
+TEST(MatmulPlan, AutotunerPicksTheFastestCandidateThatLaunched) {
+    const std::vector<matmul::Plan> v = matmul::autotune_candidates(1024, 1024, 1024, hopper());
+    ASSERT_GE(v.size(), 3u);
+    const auto timed = [&](std::vector<double> ms) {
+        ms.resize(v.size(), 9.0);
+        return matmul::fastest_plan(v, [&](const matmul::Plan& p) { return ms[size_t(&p - v.data())]; });
+    };
+    EXPECT_EQ(timed({-1.0, 2.0, 1.0}), &v[2]);
+    EXPECT_EQ(timed({0.5, 2.0, 1.0}), &v[0]);
+    EXPECT_EQ(timed(std::vector<double>(v.size(), -1.0)), nullptr);
+}
+
 TEST(MatmulPlan, SixteenByteRule) {
     const float* p = reinterpret_cast<const float*>(uintptr_t(1) << 20);  // 16-byte aligned (never dereferenced)
     EXPECT_EQ(matmul::why_not_16_bytes(p, p, p, 128, 64), "");

@@ -132,6 +132,35 @@ TEST(TmaWgmmaSteps, MulticastExactOnIntegersAtEveryTileGridAndSplit) {
                 });
 }
 
+// Step 17 on offset sub-matrices (kMisaligned): the TMA needs 16-byte aligned
+// bases, so A and B are read from padded copies and C is written 4 bytes at a
+// time where its pointer is odd; exact on integers (K and N multiples of 4:
+// only the pointers stop the direct paths), and the launch column says so.
+TEST(TmaWgmmaSteps, MulticastExactOnMisalignedPointers) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTmaWgmmaMulticast")));
+    for (Shape s : {Shape{127, 132, 64}, Shape{260, 516, 300}})
+        for (const Offsets& o : kMisaligned)
+            for (int splits : {1, 2})
+                for (int clusters : {1, 1 << 20})
+                    for_both_tiles<matmul::step17::Tile>([&](auto tile, const std::string& tiles) {
+                        const std::string label = tiles + " splitK " + std::to_string(splits) + " clusters " +
+                                                  std::to_string(clusters) + ", " + offsets_name(o);
+                        std::string what;
+                        expect_exact(s, label, [&](const float* A, const float* B, float* C) {
+                            what = matmul::launch_sgemmTmaWgmmaMulticast_with<decltype(tile)>(A, B, C, s.m, s.n, s.k,
+                                                                                              splits, clusters);
+                            return what;
+                        }, o);
+                        EXPECT_NE(what.find("multicast A in clusters of 2"), std::string::npos) << label << ": " << what;
+                        EXPECT_EQ(what.find(" A padded (A not 16-byte aligned)") != std::string::npos, o.a % 4 != 0)
+                            << label << ": " << what;
+                        EXPECT_EQ(what.find(" B padded (B not 16-byte aligned)") != std::string::npos, o.b % 4 != 0)
+                            << label << ": " << what;
+                        EXPECT_EQ(what.find(" C:4-byte") != std::string::npos, o.c % 2 != 0) << label << ": " << what;
+                    });
+}
+
 // Each tile is the same wgmmas in the same order as in step 15, whichever
 // block loaded which half of A: the same bits on random floats.
 template <bool kWide>
@@ -180,6 +209,36 @@ TEST(TmaWgmmaSteps, ThreeTf32ExactOnIntegersAtEveryGridSplitAndWayToSplitA) {
                                              A, B, C, s.m, s.n, s.k, splits, blocks, in_kernel, pair_sum);
                                      });
                     }
+}
+
+// On integers the small halves (x - tf32(x)) are 0: the test above cannot see
+// a wrong A_small split in the kernel. Random floats, with 3xTF32's tolerance,
+// which a lost A_small product exceeds at most elements where K is a few
+// hundred or less (at a larger K the fp32 part of the tolerance grows past
+// it); A split in the kernel: split-K 2 summed in clusters of 2, split-K 3 by
+// splitKReduce, one block or 3 walking all the tiles; K of 2-10 k-tiles, one
+// not a multiple of 4 (A padded first).
+TEST(TmaWgmmaSteps, ThreeTf32SplitInKernelWithinItsToleranceOnRandomFloats) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    for (Shape s : {Shape{127, 129, 65}, Shape{260, 132, 300}, Shape{300, 516, 33}}) {
+        const Data d = make_data(s, 16, false);
+        for (int splits : {2, 3})
+            for (int blocks : {1, 3}) {
+                std::string what;
+                const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+                    what = matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, splits, blocks,
+                                                                              true, splits == 2);
+                });
+                const std::string at = name_of(s) + " splitK " + std::to_string(splits) + " blocks " +
+                                       std::to_string(blocks) + " (" + what + ")";
+                const Result r = compare(got, d, within(matmul::Math::Tf32x3, s.k));
+                EXPECT_EQ(r.bad, 0u) << at << ": " << describe(r, s);
+                EXPECT_NE(what.find(" A split in kernel"), std::string::npos) << at;
+                if (splits == 2 && matmul::pair_sum_refusal<matmul::Split3Tile>().empty())
+                    EXPECT_NE(what.find("summed in clusters of 2"), std::string::npos) << at;
+            }
+    }
 }
 
 // Split-K 2 summed in a cluster (step 16d) gives the bits splitKReduce gives
@@ -397,6 +456,9 @@ __global__ void flagReader(const int* flag, int* seen) {
 
 TEST(ProgrammaticLaunch, OnlyPdlWaitOrdersAKernelAfterTheOneBefore) {
     SKIP_WITHOUT_CC(90, "programmatic dependent launch");
+    // Without 9.0 code (a build for sm_80 JIT-compiled here) pdl_wait() is empty and the
+    // launch is a plain one (common::programmatic_waits): nothing to test.
+    SKIP_IF_WAIVED(common::code_refusal(reinterpret_cast<const void*>(flagReader<true>), 90));
     common::DeviceBuffer<int> flag(1), seen(1);
     int early = 0;
     for (int t = 0; t < 5; ++t) {
