@@ -174,14 +174,16 @@ inline void matmul_cpu_element(const float* A, const float* B, int N, int K, int
 }
 
 // The tolerance of one element: |c - exact| <= tolerance_factor(K) * S with
-// S = sum_k |a_ik b_kj|. Each of the K fp32 additions rounds by at most
-// u/2 (u = 2^-24) of a partial sum, and no partial sum exceeds S; with
-// rounding errors of random sign they add like a random walk, standard
-// deviation <= sqrt(K / 12) u S. 4 sqrt(K) u S is 14 of those standard
-// deviations, for any summation order (tiles, split-K, cuBLAS's own). The
-// worst case, K u S, is never reached and would let a dropped term through at
-// large K; even so, at K >= ~16000 a typical term (|a b| ~ 0.25 for inputs in
-// [-1, 1)) falls under 4 sqrt(K) u S. Where the exact result matters the
+// S = sum_k |a_ik b_kj|. Each of the K fp32 additions rounds by at most half
+// an ulp of its partial sum p, i.e. at most u |p| (u = 2^-24), and no partial
+// sum exceeds S; with rounding errors of random sign (uniform in at most
+// [-u S, u S]) they add like a random walk, standard deviation <=
+// sqrt(K / 3) u S. 4 sqrt(K) u S is 4 sqrt(3) ~ 6.9 of those standard
+// deviations (of a bound: most partial sums are far below S), for any
+// summation order (tiles, split-K, cuBLAS's own). The worst case, K u S, is
+// never reached and would let a dropped term through at large K; even so,
+// at K >= ~26000 a typical term (|a b| ~ 0.25 for inputs in [-1, 1), S ~ K / 4)
+// falls under 4 sqrt(K) u S = K^1.5 u. Where the exact result matters the
 // tests use integer inputs, for which every kernel must be exact.
 inline double tolerance_factor(int K) { return 4.0 * std::sqrt(double(K)) * std::ldexp(1.0, -24); }
 
