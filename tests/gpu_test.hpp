@@ -101,6 +101,18 @@ inline std::string launch_refusal(const KernelLaunch& l, const common::Gpu& g) {
     return why.empty() ? common::smem_refusal(block_smem(l.kernel, l.dynamic), g) : why;
 }
 
+// Every launch of entry `name` may run under every preset, or the entry is
+// waived there (waiver(g) not ""): the limits tests' one check.
+template <class Waiver>
+void expect_fits_or_waived(const std::string& name, const std::vector<KernelLaunch>& launches, Waiver&& waiver) {
+    for (const common::Gpu& g : preset_gpus())
+        for (const KernelLaunch& l : launches) {
+            const std::string over = launch_refusal(l, g);
+            EXPECT_TRUE(over.empty() || !waiver(g).empty()) << g.profile << " " << name << ": " << over
+                                                            << ", and no waiver";
+        }
+}
+
 }  // namespace testing_gpu
 
 // Use as the first statement of a GPU test. A GPU_PROFILE the GPU cannot

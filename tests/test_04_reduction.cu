@@ -151,6 +151,22 @@ T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, si
     return got;
 }
 
+// Grid data (exact sums in any order) on the GPU, and the exact sum of any
+// range of it, from the prefix sums of its integers k = x * 2^b.
+template <class T>
+struct GridRanges {
+    std::vector<T> x;
+    GridScale g;
+    std::vector<int64_t> k_prefix;
+    common::DeviceBuffer<T> d;
+    GridRanges(size_t n, uint64_t seed) : x(n), g(grid_scale<T>(n)), k_prefix(n + 1, 0), d(n) {
+        fill_grid(x.data(), n, seed, g);
+        for (size_t i = 0; i < n; ++i) k_prefix[i + 1] = k_prefix[i] + int64_t(std::ldexp(double(x[i]), g.b));
+        d.upload(x);
+    }
+    T sum(size_t offset, size_t n) const { return grid_sum<T>(k_prefix[offset + n] - k_prefix[offset], g); }
+};
+
 // reduceVec4 (4 and 8 loads in flight) from a pointer that is not 16-byte
 // aligned (a sub-array): the head before the first aligned vector and the
 // tail after the last one. Exact sums (grid data) for int, float and double:
@@ -159,19 +175,13 @@ T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, si
 template <class T>
 void vec4_misaligned(const char* type) {
     const size_t total = 100003;
-    std::vector<T> x(total);
-    const GridScale g = grid_scale<T>(total);
-    fill_grid(x.data(), total, 5, g);
-    std::vector<int64_t> k_prefix(total + 1, 0);  // sums of the k = x * 2^b: exact sums of any range
-    for (size_t i = 0; i < total; ++i) k_prefix[i + 1] = k_prefix[i] + int64_t(std::ldexp(double(x[i]), g.b));
-    common::DeviceBuffer<T> d(total);
-    d.upload(x);
+    const GridRanges<T> data(total, 5);
     Workspace<T> ws(total);
     for (const char* name : {"reduceVec4", "reduceVec4Unroll8"})
         for (size_t offset : {0, 1, 2, 3})
             for (size_t n : {size_t(1), size_t(2), size_t(3), size_t(5), size_t(17), size_t(4099), total - 3}) {
-                const T want = grid_sum<T>(k_prefix[offset + n] - k_prefix[offset], g);
-                const T got = run_at(kernel<T>(name), d, offset, n, ws);
+                const T want = data.sum(offset, n);
+                const T got = run_at(kernel<T>(name), data.d, offset, n, ws);
                 EXPECT_TRUE(got == want) << name << " " << type << " offset " << offset << " n " << n << ": got "
                                          << double(got) << ", exact " << double(want);
             }
@@ -257,18 +267,12 @@ void bulk_misaligned(const char* type) {
     const Kernel<T>& k = kernel<T>("reduceBulkCopy");
     SKIP_IF_WAIVED(waiver(k));
     const size_t most = bulk_sizes<T>().back() + 3;
-    std::vector<T> x(most);
-    const GridScale g = grid_scale<T>(most);
-    fill_grid(x.data(), most, 77, g);
-    std::vector<int64_t> k_prefix(most + 1, 0);  // sums of the k = x * 2^b: exact sums of any range
-    for (size_t i = 0; i < most; ++i) k_prefix[i + 1] = k_prefix[i] + int64_t(std::ldexp(double(x[i]), g.b));
-    common::DeviceBuffer<T> d(most);
-    d.upload(x);
+    const GridRanges<T> data(most, 77);
     Workspace<T> ws(most);
     for (size_t offset : {0, 1, 2, 3})
         for (size_t n : bulk_sizes<T>()) {
-            const T want = grid_sum<T>(k_prefix[offset + n] - k_prefix[offset], g);
-            const T got = run_at(k, d, offset, n, ws);
+            const T want = data.sum(offset, n);
+            const T got = run_at(k, data.d, offset, n, ws);
             EXPECT_TRUE(got == want) << type << " offset " << offset << " n " << n << ": got " << double(got)
                                      << ", exact " << double(want);
         }

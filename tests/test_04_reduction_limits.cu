@@ -108,12 +108,7 @@ void every_launch_fits_every_preset() {
         for (const Kernel<T>& k : *list) {
             const std::vector<KernelLaunch> launches = launches_of<T>(k.name);
             ASSERT_FALSE(launches.empty()) << k.name << ": add the kernels it launches to launches_of";
-            for (const common::Gpu& g : testing_gpu::preset_gpus())
-                for (const KernelLaunch& l : launches) {
-                    const std::string over = testing_gpu::launch_refusal(l, g);
-                    EXPECT_TRUE(over.empty() || !waiver(k, g).empty()) << g.profile << " " << k.name << ": " << over
-                                                                       << ", and no waiver";
-                }
+            testing_gpu::expect_fits_or_waived(k.name, launches, [&](const common::Gpu& g) { return waiver(k, g); });
         }
 }
 TEST(ReductionLimits, EveryLaunchFitsEveryPresetOrIsWaivedInt) {
