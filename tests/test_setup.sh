@@ -26,6 +26,9 @@ os_release fedora fedora 40 "Fedora Linux 40"
 fake_nvcc "$tmp/nvcc11" 11.8
 fake_nvcc "$tmp/nvcc13" 13.0
 fake_nvcc "$tmp/cuda13/bin" 13.0
+mkdir -p "$tmp/nvccbroken"  # an nvcc that does not run (a broken install): counts as none
+printf '#!/bin/sh\nexit 1\n' >"$tmp/nvccbroken/nvcc"
+chmod +x "$tmp/nvccbroken/nvcc"
 # The host's PATH without its nvcc (a CUDA install here must not answer for the fake ones).
 host_path=""
 IFS=: read -ra dirs <<<"$PATH"
@@ -69,6 +72,8 @@ if [ "$arch" = x86_64 ]; then
         ubuntu2204 "$tmp/nvcc11" /nonexistent --dry-run
     check "nvcc 11.8 on Ubuntu 24.04 -> ubuntu2404" 0 "$url/ubuntu2404/x86_64/cuda-keyring_1\.1-1_all\.deb" \
         ubuntu2404 "$tmp/nvcc11" /nonexistent --dry-run
+    check "an nvcc that does not run -> as none: the CUDA install planned" 0 \
+        "would run: .*apt-get install cuda-toolkit" debian12 "$tmp/nvccbroken" /nonexistent --dry-run
 fi
 check "nvcc 13.0 on PATH -> no CUDA install" 0 "present.*nvcc 13\.0 \($tmp/nvcc13/nvcc\)" \
     debian12 "$tmp/nvcc13" /nonexistent --dry-run
