@@ -43,6 +43,16 @@ inline bool everything_must_run() {
     return gpu_required() && !profile_set() && gpu_present() && common::gpu().real_cc == 90;
 }
 
+// For a test that loops over kernels (or configurations): false where `why`
+// (a waiver's reason) is not "", and the loop leaves `what` out; where
+// nothing may be waived (everything_must_run) that is also a failure, as
+// SKIP_IF_WAIVED's skip is. (Each kernel's own tests say why it is waived.)
+inline bool runs_here(const std::string& what, const std::string& why) {
+    if (why.empty()) return true;
+    if (everything_must_run()) ADD_FAILURE() << what << " is waived on this 9.0 GPU: " << why;
+    return false;
+}
+
 // The GPU the results come from, for planning tests that run without one.
 constexpr common::GpuPreset kH200{"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16,
                                   2048, 32};

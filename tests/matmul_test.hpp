@@ -135,12 +135,9 @@ inline std::string config_refusal(const matmul::Config& c) {
 }
 
 // A loop over kernels: false (and, where everything must run, a failure) where k is waived.
-inline bool runs_here(const matmul::Kernel& k) {
-    const std::string why = matmul::waiver(k);
-    if (why.empty()) return true;
-    if (testing_gpu::everything_must_run()) ADD_FAILURE() << k.name << " is waived on this 9.0 GPU: " << why;
-    return false;
-}
+inline bool runs_here(const matmul::Kernel& k) { return testing_gpu::runs_here(k.name, matmul::waiver(k)); }
+// The same for a configuration that the GPU has too little shared memory for.
+inline bool runs_here(const matmul::Config& c) { return testing_gpu::runs_here(c.name, config_refusal(c)); }
 
 inline std::string describe(const Result& r, const Shape& s) {
     return std::to_string(r.bad) + " wrong, first C[" + std::to_string(r.first / s.n) + "][" +

@@ -239,10 +239,7 @@ TEST(ReductionDeterminism, LastBlockKernelsAreBitIdentical) {
     Workspace<float> ws(n);
     for (const auto& k : kernels<float>()) {
         if (std::string(k.name) == "reduceGridStrideAtomic") continue;  // atomics: order varies
-        if (!waiver(k).empty()) {
-            std::printf("[ skipped ] %s: %s\n", k.name, waiver(k).c_str());
-            continue;
-        }
+        if (!testing_gpu::runs_here(k.name, waiver(k))) continue;
         std::vector<float> got(5);
         for (float& g : got) {
             if (k.in_place) restore_work(d.get(), n, ws);
@@ -522,10 +519,7 @@ void largest_n(const char* type) {
         return got;
     };
     for (const Kernel<T>& k : kernels<T>()) {
-        if (!waiver(k).empty()) {
-            std::printf("[ skipped ] %s %s n=2^31-1: %s\n", k.name, type, waiver(k).c_str());
-            continue;
-        }
+        if (!testing_gpu::runs_here(k.name, waiver(k))) continue;
         const T got = once(k);
         EXPECT_TRUE(got == want) << k.name << " " << type << " n=2^31-1: got " << double(got) << ", exact "
                                  << double(want);

@@ -120,12 +120,7 @@ TEST(TransposeTiming, KernelsAreTimedInTurn) {
 
 // A waived kernel (transposeBulkCopy and transposeTensorMap before sm_90) is left out of the loops
 // below, and is a failure where everything must run (REQUIRE_GPU on a 9.0 GPU).
-bool runs_here(const transpose::Kernel& k) {
-    const std::string why = transpose::waived(k);
-    if (why.empty()) return true;
-    if (testing_gpu::everything_must_run()) ADD_FAILURE() << k.name << " waived on this 9.0 GPU: " << why;
-    return false;
-}
+bool runs_here(const transpose::Kernel& k) { return testing_gpu::runs_here(k.name, transpose::waived(k)); }
 
 // ---- Pointers into the middle of an array ----------------------------------
 // The float4 kernels (copyVec4, transposeSwizzleVec4*, transposeSectorAligned)
