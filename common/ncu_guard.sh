@@ -27,7 +27,7 @@ ncu_preflight() {
     # Counters may need admin rights (ncu: ERR_NVGPUCTRPERM): one kernel at the small size says
     # so before the real runs print pages of the same error.
     local args="" probe
-    [ -f "$dir/sanitize.args" ] && args=$(cat "$dir/sanitize.args")
+    [ -f "$dir/sanitize.args" ] && args=$(grep -v -E '^[[:space:]]*(#|$)' "$dir/sanitize.args" | head -n 1)
     # shellcheck disable=SC2086
     probe=$("$ncu" --launch-count 1 --metrics sm__cycles_elapsed.sum "$prog" $args 2>&1 || true)
     if grep -q ERR_NVGPUCTRPERM <<<"$probe"; then

@@ -3,10 +3,13 @@
 # NN_name/sanitize.args (`make sanitize` runs it).
 #
 # usage: tests/sanitize.sh CHAPTER...      (e.g. tests/sanitize.sh 05_transpose)
+# sanitize.args holds one command line a line (several where one size cannot run every
+# kernel); blank lines and lines starting with # are left out.
 # env:   SANITIZER (default compute-sanitizer), SANITIZE_TOOLS (default: memcheck racecheck
 #        synccheck initcheck)
-# One line per program and tool: the command, the tool, the tool's summary, "clean" or
-# "FAILED (see build/sanitize/PROGRAM.TOOL.log)". Exits 1 if any run failed, 2 without a GPU
+# One line per command line and tool: the command, the tool, the tool's summary, "clean" or
+# "FAILED (see build/sanitize/PROGRAM.TOOL.log)", PROGRAM.TOOL.2.log for the
+# second command line and so on. Exits 1 if any run failed, 2 without a GPU
 # or without compute-sanitizer (one line, before anything runs).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -21,18 +24,23 @@ fails=0
 for c in "$@"; do
     p=${c#*_}
     [ -x "./$p" ] || { echo "sanitize.sh: ./$p is not built (make $c)"; fails=1; continue; }
-    args=$(cat "$c/sanitize.args" 2>/dev/null || true)
-    for t in $tools; do
-        log=build/sanitize/$p.$t.log
-        # shellcheck disable=SC2086  # args is a command line: split it
-        if "$sanitizer" --tool "$t" --error-exitcode 99 "./$p" $args >"$log" 2>&1; then
-            r=clean
-        else
-            r="FAILED (see $log)"
-            fails=1
-        fi
-        summary=$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/=* *//')
-        printf '%-18s %-10s %-44s %s\n' "$p $args" "$t" "$summary" "$r"
-    done
+    lines=$(grep -v -E '^[[:space:]]*(#|$)' "$c/sanitize.args" 2>/dev/null || true)
+    i=0
+    while IFS= read -r args; do
+        i=$((i + 1))
+        suffix=$([ $i -gt 1 ] && echo ".$i")
+        for t in $tools; do
+            log=build/sanitize/$p.$t$suffix.log
+            # shellcheck disable=SC2086  # args is a command line: split it
+            if "$sanitizer" --tool "$t" --error-exitcode 99 "./$p" $args </dev/null >"$log" 2>&1; then
+                r=clean
+            else
+                r="FAILED (see $log)"
+                fails=1
+            fi
+            summary=$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/=* *//')
+            printf '%-18s %-10s %-44s %s\n' "$p $args" "$t" "$summary" "$r"
+        done
+    done <<<"${lines:- }"  # no command line: the program's defaults
 done
 exit $fails
