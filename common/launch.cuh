@@ -60,6 +60,9 @@ std::string request_dynamic_smem(void (*kernel)(Params...), size_t bytes, bool p
     if (bytes > g.bytes) {
         cudaFuncAttributes a;
         CHECK(cudaFuncGetAttributes(&a, k));
+        // The limit is on static + dynamic (cudaFuncSetAttribute refuses more).
+        const std::string total = smem_refusal(bytes + a.sharedSizeBytes);
+        if (!total.empty()) return total + " (" + std::to_string(a.sharedSizeBytes) + " bytes of it static)";
         if (bytes > size_t(a.maxDynamicSharedSizeBytes))
             CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
         g.bytes = std::max(bytes, size_t(a.maxDynamicSharedSizeBytes));
