@@ -88,13 +88,17 @@ __global__ void dsmemRead(int words, int passes, unsigned* sink) {
     for (int i = threadIdx.x; i < words; i += blockDim.x) buf[i] = make_int4(i, i + 1, i + 2, i + 3);
     cluster.sync();
     const unsigned c = cluster.num_blocks(), r = cluster.block_rank();
-    const volatile int4* src = kRemote ? cluster.map_shared_rank(buf, (r + 1) % c) : buf;
+    const int4* src = kRemote ? cluster.map_shared_rank(buf, (r + 1) % c) : buf;
     unsigned acc = 0;
-    for (int p = 0; p < passes; ++p)
+    for (int p = 0; p < passes; ++p) {
         for (int i = threadIdx.x; i < words; i += blockDim.x) {
-            const int4 v = const_cast<const int4&>(src[i]);
+            const int4 v = src[i];
             acc += unsigned(v.x ^ v.y ^ v.z ^ v.w);
         }
+        // A compiler barrier: memory may have changed, so the next pass loads
+        // again instead of reusing this one's values (emits no instruction).
+        asm volatile("" ::: "memory");
+    }
     cluster.sync();
     if (acc == 0x9E3779B9u) sink[0] = acc;  // keeps the loads
 #endif
@@ -159,8 +163,14 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
                     {cluster ? std::to_string(cluster) : "-", unit, h100}});
     };
     const common::Gpu& g = common::gpu();
-    auto too_large = [&](const char* measure, int c) {  // a cluster size this GPU (or GPU_PROFILE) lacks
-        const std::string why = cluster_size_refusal(c, g);
+    // A cluster this GPU (or GPU_PROFILE) lacks: larger than it allows, or one
+    // the occupancy calculator cannot place (a GPU or MIG slice with fewer SMs
+    // to a GPC holds smaller clusters). active_clusters also lets a kernel
+    // launch clusters of more than 8 blocks.
+    auto not_here = [&](const char* measure, auto kernel, int c, size_t smem) {
+        std::string why = cluster_size_refusal(c, g);
+        if (why.empty() && active_clusters(kernel, c, smem, g) < 1)
+            why = "WAIVED: no cluster of " + std::to_string(c) + " blocks fits this GPU (cudaOccupancyMaxActiveClusters)";
         if (!why.empty()) std::printf("  %s, cluster %d: %s\n", measure, c, why.c_str());
         return !why.empty();
     };
@@ -175,9 +185,8 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     // Latency: dependent loads, cycles per load.
     const int steps = 1 << 14;
     auto chase = [&](const char* measure, int c, int target, const char* h100) {
-        if (too_large(measure, c)) return;
-        if (c > 8) common::allow_large_clusters(chaseSmem);
         const size_t smem = kChainWords * 4;
+        if (not_here(measure, chaseSmem, c, smem)) return;
         const double ms = common::time_once_ms([&] {
             CHECK(common::launch_cluster(chaseSmem, c, kThreads, smem, c, target, steps, d_cycles.get(), d_sink.get()));
         });
@@ -269,9 +278,8 @@ inline bool run_micro_benchmarks(const common::DeviceInfo& dev, const common::Co
     // Barriers: one cluster alone, 1000 in a row.
     const int sync_iters = 1000;
     auto barrier = [&](const char* measure, bool cluster_sync, int c, const char* h100) {
-        if (too_large(measure, c)) return;
-        if (c > 8) common::allow_large_clusters(syncCost<true>);
         const auto kernel = cluster_sync ? syncCost<true> : syncCost<false>;
+        if (not_here(measure, kernel, c, 0)) return;
         const double ms = common::time_once_ms(
             [&] { CHECK(common::launch_cluster(kernel, c, kThreads, 0, c, sync_iters, d_cycles.get())); });
         add(measure, cluster_sync ? "syncCost<true>" : "syncCost<false>",

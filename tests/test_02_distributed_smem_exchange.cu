@@ -105,8 +105,9 @@ TEST(Exchange, AwkwardSizesAtEveryClusterSize) {
                         EXPECT_FALSE(p.ok) << "c=" << c << ": " << p.describe();
                         continue;
                     }
-                    if (!p.ok) {
-                        EXPECT_EQ(p.why_not.find("WAIVED"), std::string::npos) << p.why_not;
+                    if (!p.ok) {  // "n/a: ..." where the bins need more; "WAIVED" only where the occupancy
+                                  // calculator places no such cluster (a MIG slice, say); runs_here fails it where all must run
+                        if (p.why_not.find("WAIVED") != std::string::npos) testing_gpu::runs_here(p.describe(), p.why_not);
                         continue;
                     }
                     const common::Comparison r = run(p, in, ref, bins);
