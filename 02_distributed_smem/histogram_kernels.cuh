@@ -6,8 +6,10 @@
 // The problem (seed 000's clusterHist_kernel; the seeds: the top README's
 // Sources section): n int samples, `num_bins` counters in `hist`; sample v goes
 // to bin v, clamped: v < 0 counts in bin 0, v >= num_bins in bin num_bins - 1.
-// Counts are exact 32-bit integers (n is limited to 2^32 - 1, so no counter
-// can wrap); sample indices are 64-bit.
+// Counts are exact 32-bit integers (n is limited to 2^32 - 1, so no bin's
+// count can wrap; the exchange's 16-bit counters, and its slot-0 counter that
+// also counts padding, do wrap and are corrected modulo 2^32); sample
+// indices are 64-bit.
 //
 // Where the counters live decides the speed:
 //   global memory   every sample is an atomic in the L2 (histGlobalAtomics)

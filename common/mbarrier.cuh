@@ -22,7 +22,12 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count) : "memory");
 }
-// The inits visible to the async proxy (the copies); a __syncthreads() must follow.
+// Orders this thread's earlier mbarrier.inits before what follows, at cluster
+// scope (a release fence restricted to them: PTX ISA, membar/fence; CUTLASS's
+// fence_barrier_init), for barriers other threads, blocks or copies will use;
+// a __syncthreads() (or a cluster barrier) must follow. (A bulk copy reaches
+// its mbarrier through the generic proxy, PTX ISA; the CUDA Programming
+// Guide's TMA example puts fence.proxy.async.shared::cta here instead.)
 __device__ __forceinline__ void fence_mbarrier_init() {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
@@ -55,8 +60,12 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned addr) {
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(addr) : "memory");
 }
 // The same arrive ordering only this thread's own earlier accesses before it
-// (.release.cta, the default): enough to say "done reading" a buffer the other
+// (.release.cta, the default), to say "done reading" a buffer the other
 // block's copy engine will overwrite, where no data flows to the waiter.
+// That it is enough rests on practice, not on the PTX memory model (a
+// .cta-scoped release does not reach a waiter in another block): CUTLASS's
+// ClusterBarrier::arrive(cta_id) is this instruction, and the reads it
+// follows have returned their values before it issues.
 // The cluster-scope release above compiles to a MEMBAR.ALL.GPU before the
 // arrive (01_matmul's step 17 measured 0.64x with it there).
 __device__ __forceinline__ void mbarrier_arrive_remote(unsigned addr) {

@@ -17,10 +17,10 @@ namespace reduction {
 // BEFORE the atomic takes a ticket: without the fence the last block could
 // take the last ticket and still read a stale partial (the ordering seeds 000
 // and 004 describe). The last block fences again after its ticket (the
-// acquire side), reads the partials from L2 (__ldcg: never a stale L1 line),
-// and resets the counter for the next launch. A grid of one block (small n)
-// skips all of that: its sum is the result. Steps 13 and 14 finish the same way
-// (14 with kAcqRel, below).
+// acquire side), reads the partials from L2 (__ldcg; after the acquire a plain
+// load would be right too: belt and braces), and resets the counter for the
+// next launch. A grid of one block (small n) skips all of that: its sum is the
+// result. Steps 13 and 14 finish the same way (14 with kAcqRel, below).
 //
 // kAcqRel = true says the same thing with one instruction instead of three:
 // fetch_add with memory_order_acq_rel on the ticket is a RELEASE (this

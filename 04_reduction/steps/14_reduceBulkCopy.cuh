@@ -44,14 +44,21 @@
 // the other side waits for it.
 //
 // Fences. mbarrier.init is an ordinary (generic proxy) write; the bulk copy
-// engine is the "async proxy". `fence.mbarrier_init.release.cluster` then a
-// __syncthreads() makes the initialised barriers visible to the copies and to
-// every thread before anyone uses them (the PTX ISA's rule for mbarrier.init
-// followed by cp.async.bulk). `fence.proxy.async.shared::cta` is the fence for
-// the other direction: generic WRITES to shared memory that the async proxy
-// then reads (a bulk copy shared -> global). Here the threads only read the
-// buffers, and the empty barrier orders those reads before the next copy
-// into the same buffer, so no proxy fence is needed in the loop.
+// engine is the "async proxy", and it reaches its mbarrier through the
+// generic proxy (PTX ISA, cp.async.bulk). `fence.mbarrier_init.release.cluster`
+// (a release fence for the inits, CUTLASS's fence_barrier_init) then a
+// __syncthreads() order the inits before any thread or copy uses the
+// barriers. (The CUDA Programming Guide's TMA example puts
+// `fence.proxy.async.shared::cta` there instead.) That proxy fence is for
+// generic WRITES to shared memory that the async proxy then reads (a bulk
+// copy shared -> global). Here the threads only read the buffers, and the
+// empty barrier orders those reads before the next copy into the same
+// buffer, so no proxy fence is in the loop: the PTX model does not spell out
+// this write-after-read across the two proxies; it is the pattern of
+// CUTLASS's TMA pipelines (their consumer release is a plain arrive), each
+// value read has been added before its thread arrives, and racecheck finds
+// no hazard. The barriers are not invalidated (mbarrier.inval) at the end:
+// their memory is not used for anything else before the block exits.
 //
 // Alignment. A bulk copy needs 16-byte aligned addresses and a size that is a
 // multiple of 16. The input may start anywhere (a sub-array): the head up to
