@@ -126,12 +126,16 @@ size_t max_tile_words(int tiles) {
 
 // Runs kernel k once on fresh output and checks it; returns the comparison. A launcher that
 // refuses (*launch = "") ran nothing: nothing is compared, and the caller reports it.
-common::Comparison run_and_check(const TileKernel& k, int tiles, TileData& d, std::string* launch) {
+// once_ms: where given, the checked launch's time (common::time_kernel's first launch).
+common::Comparison run_and_check(const TileKernel& k, int tiles, TileData& d, std::string* launch,
+                                 double* once_ms = nullptr) {
     const size_t words = k.bytes(tiles) / 4;
     d.ref.resize(words);
     expected_output(k, d.in.data(), d.ref.data(), k.blocks(tiles));
     d.d_out.poison();
-    *launch = k.launch(d.d_in.get(), d.d_out.get(), k.blocks(tiles));
+    auto run = [&] { *launch = k.launch(d.d_in.get(), d.d_out.get(), k.blocks(tiles)); };
+    if (once_ms) *once_ms = common::time_once_ms(run);
+    else run();
     if (launch->empty()) return {};
     CHECK(cudaDeviceSynchronize());
     d.got.resize(d.d_out.size());
@@ -162,17 +166,20 @@ bool run_tiles(int tiles, const Options& o, common::Report& report) {
             continue;
         }
         std::string launch;
-        const common::Comparison c = run_and_check(k, tiles, d, &launch);
+        double once_ms = 0;
+        const common::Comparison c = run_and_check(k, tiles, d, &launch, &once_ms);
         if (launch.empty()) {  // waiver() said yes, the launcher no: nothing ran, nothing to time
             std::printf("  %s: FAIL: the launcher refused (nothing launched)\n", k.name);
             ok = false;
             continue;
         }
         if (!c.pass()) std::printf("  %s: %s\n", k.name, common::describe(c, d.got.data(), d.ref.data()).c_str());
-        const double ms = common::time_median_ms(
-            [&] { k.launch(d.d_in.get(), d.d_out.get(), k.blocks(tiles)); }, int(o.common.warmup), int(o.common.reps));
+        const common::Timing tm = common::time_kernel([&] { k.launch(d.d_in.get(), d.d_out.get(), k.blocks(tiles)); },
+                                                      once_ms, int(o.common.warmup), int(o.common.reps));
+        const double ms = tm.ms;
         const Tally t = tally(k.trace());  // per block; the ratios do not depend on the block count
-        rows.push_back({problem, double(tiles), k.name, launch, ms, 2.0 * double(k.bytes(tiles)) / (ms * 1e6), -1,
+        rows.push_back({problem, double(tiles), k.name, launch + common::reps_note(tm.plan), ms,
+                        2.0 * double(k.bytes(tiles)) / (ms * 1e6), -1,
                         double(c.max_abs_err), c.pass() ? "PASS" : "FAIL",
                         {fmt2(t.ld_per_request()), fmt2(t.st_per_request()),
                          k.elem_bytes <= 8 ? fmt2(double(t.ld_8byte_mode) / t.ld_requests) : "-", "-"}});
@@ -200,9 +207,8 @@ SweepResult run_sweep_kernel(bool throughput, int stride, int iters, int sms, co
         else readStrideLatency<<<blocks, threads>>>(stride, iters, sink.get(), cycles.get());
     };
     sink.poison();
-    launch();
+    const double once_ms = common::time_once_ms(launch);
     CHECK_LAUNCH();
-    CHECK(cudaDeviceSynchronize());
     std::vector<uint32_t> got;
     sink.download(got);
     bool pass = true;
@@ -215,7 +221,11 @@ SweepResult run_sweep_kernel(bool throughput, int stride, int iters, int sms, co
         }
     }
     SweepResult r{pass, 0, 0, launch_brackets(dim3(blocks), dim3(threads)) + " s=" + std::to_string(stride)};
-    r.ms = o.ncu ? 0 : common::time_median_ms(launch, int(o.common.warmup), int(o.common.reps));
+    if (!o.ncu) {
+        const common::Timing t = common::time_kernel(launch, once_ms, int(o.common.warmup), int(o.common.reps));
+        r.ms = t.ms;
+        r.launch += common::reps_note(t.plan);
+    }
     std::vector<long long> c;
     cycles.download(c);
     std::vector<double> per_request;

@@ -80,9 +80,10 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
                         [&, launch = k.launch] { return launch(d_in.get(), d_out.get(), s.rows, s.cols); }, "", {}});
     }
     bool ok = true;
+    double slowest_ms = 0;  // the slowest checked launch: how many rounds fit (common::plan_reps)
     for (Entry& e : list) {
         d_out.poison();
-        e.config = e.launch();
+        slowest_ms = std::max(slowest_ms, double(common::time_once_ms([&] { e.config = e.launch(); })));
         CHECK(cudaDeviceSynchronize());
         d_out.download(got);
         const float* want = e.is_copy ? in.data() : ref.data();
@@ -94,9 +95,12 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
     // Then timed together, in rounds (common::time_interleaved_ms): at the
     // 10-us shapes, each kernel timed on its own after the one before moved the
     // ratios by up to 16% between runs of the same code (WORKLOG.md, step 13).
+    // Every kernel gets the rounds the slowest one may have under the rule for
+    // slow kernels (common::plan_reps; "[reps N]" on every row where it cut them).
     std::vector<std::function<void()>> launches;
     for (const Entry& e : list) launches.push_back([&e] { e.launch(); });
-    const std::vector<double> ms = common::time_interleaved_ms(launches, int(opt.warmup), int(opt.reps));
+    const common::RepsPlan plan = common::plan_reps(slowest_ms, int(opt.warmup), int(opt.reps));
+    const std::vector<double> ms = common::time_interleaved_ms(launches, plan.warmup, plan.reps);
     double copy_ms = -1;  // copyVec4, the ceiling of the "% of copy" column
     for (size_t i = 0; i < list.size(); ++i)
         if (std::string(list[i].name) == "copyVec4") copy_ms = ms[i];
@@ -104,7 +108,8 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
     for (size_t i = 0; i < list.size(); ++i) {
         const Entry& e = list[i];
         const double peer = i == 0 ? -1 : copy_ms;  // cudaMemcpy's row has no % of copy
-        report.add({problem, double(n), e.name, e.config, ms[i], gbps(s, ms[i]), peer > 0 ? 100.0 * peer / ms[i] : -1,
+        report.add({problem, double(n), e.name, e.config + common::reps_note(plan), ms[i], gbps(s, ms[i]),
+                    peer > 0 ? 100.0 * peer / ms[i] : -1,
                     e.c.max_abs_err, e.c.pass() ? "PASS" : "FAIL", {}});
     }
 

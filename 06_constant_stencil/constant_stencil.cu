@@ -85,22 +85,23 @@ bool run_size(size_t n, const Options& opt, const cs::Coefficients& coef, const 
     double memcpy_ms = -1;
     auto run_kernel = [&](const cs::Kernel& k, bool pitfall) {
         d_out.poison();  // NaN everywhere: an element the kernel misses fails the check
-        const std::string launch = k.launch(args);
-        CHECK(cudaDeviceSynchronize());
-        const double ms = common::time_median_ms([&] { k.launch(args); }, int(opt.common.warmup), int(opt.common.reps));
+        std::string launch;
+        const double once = common::time_once_ms([&] { launch = k.launch(args); });
+        const common::Timing t =
+            common::time_kernel([&] { k.launch(args); }, once, int(opt.common.warmup), int(opt.common.reps));
         const bool baseline = std::string(k.name) == "copyVec4";
-        if (baseline) copy_ms = ms;
-        add_row(k.name, launch, k.is_copy, pitfall, ms);
+        if (baseline) copy_ms = t.ms;
+        add_row(k.name, launch + common::reps_note(t.plan), k.is_copy, pitfall, t.ms);
 
         if (baseline) {  // cudaMemcpy device-to-device of the same bytes: what copyVec4 must come close to
             d_out.poison();
-            memcpy_ms = common::time_median_ms(
-                [&] {
-                    CHECK(cudaMemcpyAsync(d_out.get(), d_in.get() + cs::RADIUS, n * sizeof(float),
-                                          cudaMemcpyDeviceToDevice));
-                },
-                int(opt.common.warmup), int(opt.common.reps));
-            add_row("cudaMemcpyDeviceToDevice", "-", true, false, memcpy_ms);
+            auto d2d = [&] {
+                CHECK(cudaMemcpyAsync(d_out.get(), d_in.get() + cs::RADIUS, n * sizeof(float), cudaMemcpyDeviceToDevice));
+            };
+            const common::Timing m =
+                common::time_kernel(d2d, common::time_once_ms(d2d), int(opt.common.warmup), int(opt.common.reps));
+            memcpy_ms = m.ms;
+            add_row("cudaMemcpyDeviceToDevice", "-" + common::reps_note(m.plan), true, false, memcpy_ms);
         }
     };
     const auto selected = [&](const cs::Kernel& k) {
@@ -146,10 +147,12 @@ bool run_constant_cache(const common::DeviceInfo& dev, const Options& opt, commo
         const std::string problem = std::to_string(d) + (d == 1 ? " address" : " addresses");
         for (int constant = 1; constant >= 0; --constant) {
             d_out.poison();
-            const std::string launch = cs::launch_warp_reads(constant, d_table.get(), d_out.get(), threads, iters, d);
-            const double ms = common::time_median_ms(
-                [&] { cs::launch_warp_reads(constant, d_table.get(), d_out.get(), threads, iters, d); },
-                int(opt.common.warmup), int(opt.common.reps));
+            std::string launch;
+            auto run = [&] { launch = cs::launch_warp_reads(constant, d_table.get(), d_out.get(), threads, iters, d); };
+            const common::Timing tm =
+                common::time_kernel(run, common::time_once_ms(run), int(opt.common.warmup), int(opt.common.reps));
+            launch += common::reps_note(tm.plan);
+            const double ms = tm.ms;
             if (d == 1) broadcast_ms[constant] = ms;
             last_ratio[constant] = ms / broadcast_ms[constant];
             std::vector<float> got;

@@ -219,16 +219,17 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
     common::DeviceBuffer<char> d_temp(temp_bytes);
     auto cub_sum = [&] { CHECK(cub::DeviceReduce::Sum(d_temp.get(), temp_bytes, d_A.get(), d_sum.get(), int64_t(n))); };
     d_sum.poison();
-    cub_sum();
+    const double cub_once = common::time_once_ms(cub_sum);
     std::vector<double> sum;
     d_sum.download(sum);
     long double ref_sum = 0, abs_sum = 0;
     for (double v : A) { ref_sum += v; abs_sum += std::fabs(v); }
     const double sum_err = std::fabs(sum[0] - double(ref_sum));
     const bool sum_ok = !std::isnan(sum[0]) && sum_err <= gamma_n(double(n)) * double(abs_sum);
-    const double cub_ms = common::time_median_ms(cub_sum, int(opt.warmup), int(opt.reps));
+    const common::Timing cub_t = common::time_kernel(cub_sum, cub_once, int(opt.warmup), int(opt.reps));
+    const double cub_ms = cub_t.ms;
     const double cub_gbps = n * sizeof(double) / (cub_ms * 1e6);
-    report.add({problem, double(n), "cub::DeviceReduce::Sum", "-", cub_ms, cub_gbps, 100.0, sum_err,
+    report.add({problem, double(n), "cub::DeviceReduce::Sum", "-" + common::reps_note(cub_t.plan), cub_ms, cub_gbps, 100.0, sum_err,
                 verdict(sum_ok), {}});
     bool ok = sum_ok;
 
@@ -246,7 +247,9 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
         const bool pitfall = common::find_kernel(shuffle::pitfalls(), k.name) != nullptr;
         if (!opt.kernel.empty() && opt.kernel != k.name) continue;
         d_y.poison();  // NaN: a row the kernel does not write fails
-        const std::string launch = k.launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get());
+        auto run = [&] { return k.launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()); };
+        std::string launch;
+        const double once = common::time_once_ms([&] { launch = run(); });
         if (launch.empty()) {  // refused: nothing ran, so nothing to check or time; every listed kernel must take
                                // every shape check_shape admits
             std::printf("%-28s refused %s: nothing launched%s\n", k.name, problem.c_str(), pitfall ? "" : " (FAIL)");
@@ -255,10 +258,10 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
         }
         CHECK(cudaDeviceSynchronize());
         const common::Comparison c = check_y(k.name);
-        const double ms = common::time_median_ms(
-            [&] { k.launch(d_A.get(), d_x.get(), d_y.get(), s.rows, s.cols, d_scratch.get()); }, int(opt.warmup),
-            int(opt.reps));
-        report.add({problem, double(n), k.name, launch, ms, gbps(s, ms), 100.0 * gbps(s, ms) / cub_gbps,
+        const common::Timing t = common::time_kernel(run, once, int(opt.warmup), int(opt.reps));
+        const double ms = t.ms;
+        report.add({problem, double(n), k.name, launch + common::reps_note(t.plan), ms, gbps(s, ms),
+                    100.0 * gbps(s, ms) / cub_gbps,
                     c.max_abs_err, verdict(c.pass()), {}});
         if (pitfall) continue;  // shown, never sets the exit code or the best
         ok &= c.pass();
@@ -270,16 +273,20 @@ bool run_matvec(const Shape& s, const common::CommonOptions& opt, bool pitfalls,
 
     if (tune) {
         // One variant: launched and checked (a wrong y fails the run), then
-        // timed; its GB/s. A launcher that refuses (returns "") ran nothing:
-        // -1, neither checked nor timed, and the line says "refused".
+        // timed (common::time_kernel: a slow variant gets fewer repetitions;
+        // the table has no launch column to say so); its GB/s. A launcher that
+        // refuses (returns "") ran nothing: -1, neither checked nor timed, and
+        // the line says "refused".
         auto check_and_time = [&](const char* name, auto launch, bool& pass) {
             d_y.poison();
             pass = false;
-            if (launch().empty()) return -1.0;
+            std::string l;
+            const double once = common::time_once_ms([&] { l = launch(); });
+            if (l.empty()) return -1.0;
             CHECK(cudaDeviceSynchronize());
             pass = check_y(name).pass();
             ok &= pass;
-            return gbps(s, common::time_median_ms(launch, int(opt.warmup), int(opt.reps)));
+            return gbps(s, common::time_kernel(launch, once, int(opt.warmup), int(opt.reps)).ms);
         };
         auto variant_line = [&](const char* what, double rate, bool pass, bool picked) {
             if (rate < 0) std::printf("%s: refused at %s (nothing launched)\n", what, problem.c_str());
