@@ -360,10 +360,13 @@ int main(int argc, char** argv) {
     const std::vector<Shape> shapes = opt.sweep ? kSweep : std::vector<Shape>{{int(rows), int(cols)}};
     const common::DeviceInfo dev = common::require_device(int(opt.device));
     common::print_device_header(dev);
-    size_t largest = 0;
-    for (const Shape& s : shapes) largest = std::max(largest, size_t(s.rows) * s.cols + s.rows + s.cols);
+    size_t largest = 0, host_largest = 0;  // doubles: A, x and y on the GPU; A, x, ref, abs_dot, got on the host
+    for (const Shape& s : shapes) {
+        largest = std::max(largest, size_t(s.rows) * s.cols + s.rows + s.cols);
+        host_largest = std::max(host_largest, size_t(s.rows) * s.cols + 3 * size_t(s.rows) + s.cols);
+    }
     const size_t need = largest * sizeof(double) + (64u << 20);  // + scratch, CUB's temporaries
-    common::require_host_memory("shuffle", double(largest) * sizeof(double));  // A, x, the reference and result
+    common::require_host_memory("shuffle", double(host_largest) * sizeof(double));
     common::require_device_memory("shuffle", double(need));
 
     bool ok = run_demos();
