@@ -217,8 +217,8 @@ transposeSmemPadCoarse(const float* __restrict__ in, float* __restrict__ out, in
 // reads stream along whole input rows but each output row receives only a few
 // 256-byte pieces at a time. Column order (blockIdx.x down a tile column):
 // the reverse, whole output rows are written together. Same bytes, same
-// instructions; the column order is the faster one (WORKLOG.md, step 4),
-// because scattered writes cost DRAM more than scattered reads.
+// instructions; the column order is the faster one (WORKLOG.md, step 4; our
+// reading, not measured: scattered writes cost DRAM more than scattered reads).
 constexpr int kVecTile = 64, kVecThreads = 512;
 constexpr int kSlotsPerRow = kVecTile / 4;  // float4 slots in a tile row
 
