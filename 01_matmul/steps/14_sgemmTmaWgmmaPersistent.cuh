@@ -213,6 +213,8 @@ sgemmTmaWgmmaPersistent(const __grid_constant__ CUtensorMap tma_a, const __grid_
             if (kt < k_tiles) k_tile(kt, frag[0], frag[1]);
             wgmma_wait<0>();
             fence_operands(acc);
+            fence_operands(frag[0]);  // the last k-tile's fragments: in use until the wait above
+            fence_operands(frag[1]);
             common::mbarrier_arrive(&empty[(it - 1) % T::STAGES]);  // the tile's last k-tile
             store_ct<T>(C, acc, bm + 2 * t, bn + rows.n(), M, N);
         }

@@ -270,6 +270,8 @@ sgemmTmaWgmmaMulticast(const __grid_constant__ CUtensorMap tma_a, const __grid_c
             if (kt < k_tiles) k_tile(kt, frag[0], frag[1]);
             wgmma_wait<0>();
             fence_operands(acc);
+            fence_operands(frag[0]);  // the last k-tile's fragments: in use until the wait above
+            fence_operands(frag[1]);
             release((it - 1) % T::STAGES);  // the tile's last k-tile
             store_ct<T>(partial ? partial + size_t(blockIdx.y) * M * N : C, acc, bm + 2 * t, bn + rows.n(), M, N);
         }
