@@ -287,7 +287,7 @@ std::string launch_sgemmStreamK_with(const float* A, const float* B, float* C, i
     char s[128];
     std::snprintf(s, sizeof s, " P%d tiles %lld = %d whole + %lld split", L.blocks, tiles, L.plan.dp_tiles,
                   tiles - L.plan.dp_tiles);
-    return tile_name<T>() + s + c_what(C, N) + (c_vec4(C, N) || stage_c ? "" : " C:4-byte") + pb.what;
+    return tile_name<T>() + s + (stage_c ? c_what(C, N) : "") + (c_vec4(C, N) || stage_c ? "" : " C:4-byte") + pb.what;
 }
 
 }  // namespace matmul
