@@ -189,8 +189,11 @@ inline double tolerance_factor(int K) { return 4.0 * std::sqrt(double(K)) * std:
 
 // The TF32 tolerance of one element: |c - exact| <= tf32_tolerance(K, exact, S, Q).
 // A TF32 kernel rounds each input to 10 mantissa bits: a = a_t (1 + d),
-// |d| <= 2^-11 rounded to nearest, d in (-2^-10, 0] where the tensor cores
-// just drop the low bits (the TMA-fed operand of steps 12-13, and cuBLAS).
+// |d| <= 2^-11 rounded to nearest (every kernel here: cvt.rna in step 11, a
+// TFLOAT32 tensor map that rounds on the way from step 12 on, WORKLOG.md step
+// 12b; cuBLAS TF32's measured error is the same), d in (-2^-10, 0] where the
+// tensor cores are handed raw fp32 bits and drop the low 13 (a FLOAT32 tensor
+// map did, before step 12b; the bound keeps that case as a margin).
 // Product k is then off by a_k b_k (d_a + d_b), at most 2^-9 |a_k b_k|:
 //  - truncation's mean, -2^-11 per operand, shrinks the result by ~2^-10 c;
 //  - the rest is a sum of K independent terms of range <= 2^-9 |a_k b_k|:

@@ -34,7 +34,9 @@ namespace matmul {
 //    and writes its partial result to `partial` (gridDim.z x M x N); a second
 //    kernel adds them. Used where M x N has too few tiles to fill the GPU.
 // Look for: SASS (sass_ops.py) with LDGSTS, LDS.128, a main loop that is
-// nearly all FFMA and no LDL/STL (local memory spills).
+// nearly all FFMA, and few LDL/STL (local memory spills: with CUDA 13.0,
+// `-Xptxas -v` reports 40 bytes stored and 60 loaded in one configuration,
+// 128x128x16 s3 with 16-byte copies of B, and none in the others).
 template <class T, bool B16>
 __global__ void __launch_bounds__(T::THREADS, T::MINB)
 sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,

@@ -484,9 +484,10 @@ std::string launch_sgemm3xTf32_with(const float* A, const float* B, float* C, in
     p.b_copy = pb.copy, p.ldb = pb.ldb;
     p.gb = pb.copy ? row_pass_grid(K, pb.ldb) : dim3(0, 0);
     // The strips join the passes' launch where they are 1 or 2 rows and columns:
-    // then their code fits 64 registers a thread, and the passes keep 4 blocks
-    // of 256 threads an SM (wider strips: 119-167 registers, 1-2 blocks); else
-    // they are launches of their own after the product.
+    // then their code fits 64 registers a thread (ptxas spills 28-44 bytes of
+    // it, CUDA 13.0), and the passes keep 4 blocks of 256 threads an SM (wider
+    // strips: 119-167 registers, 1-2 blocks); else they are launches of their
+    // own after the product.
     const bool fuse = std::max(strips.rows, strips.cols) <= kStripsInPasses;
     const auto passes = operand_passes_kernel(!split_a_in_kernel, fuse ? std::max(strips.rows, strips.cols) : 0);
     std::string strip_what;
