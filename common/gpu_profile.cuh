@@ -22,7 +22,8 @@ namespace common {
 
 // A GPU's limits as a profile states them (presets: NVIDIA's published figures).
 // (Threads and blocks an SM holds: the CUDA C++ Programming Guide's table of
-// features and technical specifications per compute capability.)
+// features and technical specifications per compute capability, and the
+// CUDA Toolkit's cuda_occupancy.h: 24 blocks for 8.9 and 12.0.)
 struct GpuPreset {
     const char* name;
     int cc, sms;
@@ -35,7 +36,7 @@ constexpr GpuPreset kGpuPresets[] = {
     {"a100", 80, 108, 163 * kKiB, 164 * kKiB, 40 * kMiB, 0, 2048, 32},
     {"rtx3090", 86, 82, 99 * kKiB, 100 * kKiB, 6 * kMiB, 0, 1536, 16},
     {"rtx4090", 89, 128, 99 * kKiB, 100 * kKiB, 72 * kMiB, 0, 1536, 24},
-    {"rtx5090", 120, 170, 99 * kKiB, 100 * kKiB, 96 * kMiB, 8, 1536, 32},
+    {"rtx5090", 120, 170, 99 * kKiB, 100 * kKiB, 96 * kMiB, 8, 1536, 24},
     {"h100", 90, 132, 227 * kKiB, 228 * kKiB, 50 * kMiB, 16, 2048, 32},
 };
 
