@@ -57,6 +57,7 @@ def sweep_table(meta, rows):
 
 
 def plain_table(path, columns=None):
+    read_rows(path)  # exists and has rows
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(l for l in f if not l.startswith("#"))]
     if columns:  # only these columns, in this order
@@ -72,14 +73,39 @@ def short_name(kernel):
     return kernel[:kernel.index("<")] + "<...>" if len(kernel) > 60 and "<" in kernel else kernel
 
 
+def unmatched_markers(text):
+    """Every <!-- KEY:begin --> needs its <!-- KEY:end --> after it, and every end its begin
+    (a mistyped marker would leave a hand-made table in place, and --check would not see it)."""
+    problems, opened = [], []
+    for m in re.finditer(r"<!-- ([\w.:-]+?)(?: cols=[\w,]+)?:(begin|end) -->", text):
+        key, which = m.group(1), m.group(2)
+        if which == "begin":
+            if key in opened:
+                problems.append("%s begins again before it ends" % key)
+            opened.append(key)
+        elif key in opened:
+            opened.remove(key)
+        else:
+            problems.append("%s ends without a begin" % key)
+    return problems + ["%s begins and never ends" % k for k in opened]
+
+
+def read_rows(csv_path):
+    if not os.path.exists(csv_path):
+        sys.exit("readme_table.py: a marker names %s, which does not exist" % csv_path)
+    meta, rows = results.read(csv_path)
+    if not rows:
+        sys.exit("readme_table.py: %s has no rows" % csv_path)
+    return meta, rows
+
+
 def render(readme_text, chapter):
     def replace(kind, make):
         nonlocal readme_text
         pattern = re.compile(r"(<!-- %s:([\w.-]+):begin -->\n).*?(<!-- %s:\2:end -->)" % (kind, kind), re.S)
 
         def sub(m):
-            csv_path = os.path.join(chapter, "results", m.group(2) + ".csv")
-            meta, rows = results.read(csv_path)
+            meta, rows = read_rows(os.path.join(chapter, "results", m.group(2) + ".csv"))
             return m.group(1) + make(meta, rows) + "\n" + m.group(3)
         readme_text = pattern.sub(sub, readme_text)
     replace("results", main_table)
@@ -101,6 +127,10 @@ def main(argv):
             continue
         with open(path) as f:
             old = f.read()
+        broken = unmatched_markers(old)
+        if broken:
+            print("%s: %s" % (path, "; ".join(broken)))
+            return 1
         new = render(old, chapter)
         if new != old:
             if check:
