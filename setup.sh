@@ -8,7 +8,8 @@
 #   The CUDA Toolkit (nvcc 12 or newer), only where no such nvcc is found on PATH or in
 #   /usr/local/cuda/bin: from NVIDIA's own package repository for the distribution
 #   (/etc/os-release), the route of NVIDIA's installation guide ("Network Repository
-#   Installation"): the cuda-keyring package, then apt-get install cuda-toolkit. It goes to
+#   Installation"): the cuda-keyring package, then apt-get install cuda-toolkit (the newest; where
+#   nvidia-smi reports a driver older than 580, which CUDA 13 needs, cuda-toolkit-12-8). It goes to
 #   /usr/local/cuda. Debian's own nvidia-cuda-toolkit is not used: it is CUDA 11.8 (in non-free).
 #   Never a driver: a GPU machine has one already; without one everything still builds and the
 #   programs print WAIVED.
@@ -97,6 +98,17 @@ if [ $cuda_needed -eq 1 ]; then
     has ca-certificates has_certs || missing+=(ca-certificates)
 fi
 
+# Which toolkit the driver runs: CUDA 13 needs a driver of 580 or newer, CUDA 12.x runs on 525 or
+# newer (NVIDIA's CUDA Toolkit release notes, "CUDA Toolkit and Corresponding Driver Versions"). A
+# GPU whose driver is older than 580 gets CUDA 12.8; no driver (no GPU, as in CI) gets the newest.
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 || true)
+toolkit=cuda-toolkit
+driver_note=""
+if [[ $driver =~ ^[0-9]+ ]] && [ "${BASH_REMATCH[0]}" -lt 580 ]; then
+    toolkit=cuda-toolkit-12-8
+    driver_note="; driver $driver: CUDA 13 needs 580 or newer, so CUDA 12.8"
+fi
+
 keyring_url=""
 [ -n "$distro" ] && keyring_url="https://developer.download.nvidia.com/compute/cuda/repos/$distro/$arch/cuda-keyring_1.1-1_all.deb"
 
@@ -130,7 +142,7 @@ if [ ${#missing[@]} -gt 0 ] && ! has apt-get command -v apt-get >/dev/null 2>&1;
     exit 1
 fi
 
-cuda_what="CUDA Toolkit (cuda-toolkit from NVIDIA's $distro repository; found ${found_nvcc_line:-no nvcc})"
+cuda_what="CUDA Toolkit ($toolkit from NVIDIA's $distro repository; found ${found_nvcc_line:-no nvcc}$driver_note)"
 skipped="${present[*]:-}"
 [ $cuda_needed -eq 0 ] && skipped="${skipped:+$skipped, }$found_nvcc_line"
 
@@ -138,7 +150,7 @@ if [ $dry_run -eq 1 ]; then
     todo=()
     [ ${#missing[@]} -gt 0 ] && todo+=("apt-get install ${missing[*]}")
     if [ $cuda_needed -eq 1 ]; then
-        todo+=("$cuda_what: wget $keyring_url; dpkg -i cuda-keyring_1.1-1_all.deb; apt-get update; apt-get install cuda-toolkit")
+        todo+=("$cuda_what: wget $keyring_url; dpkg -i cuda-keyring_1.1-1_all.deb; apt-get update; apt-get install $toolkit")
     fi
     [ $cuda_needed -eq 0 ] && path_hint
     if [ ${#todo[@]} -eq 0 ]; then
@@ -185,9 +197,9 @@ if [ $cuda_needed -eq 1 ]; then
     logged wget -q -O "$tmp/cuda-keyring_1.1-1_all.deb" "$keyring_url"
     logged "${sudo[@]}" dpkg -i "$tmp/cuda-keyring_1.1-1_all.deb"
     logged "${sudo[@]}" apt-get update -qq
-    logged "${sudo[@]}" apt-get install -y -qq cuda-toolkit
+    logged "${sudo[@]}" apt-get install -y -qq "$toolkit"
     r=$(nvcc_release "$cuda_home/bin/nvcc")
-    [ -n "$r" ] || { echo "setup.sh: cuda-toolkit installed but $cuda_home/bin/nvcc does not run (log: $log)"; exit 1; }
+    [ -n "$r" ] || { echo "setup.sh: $toolkit installed but $cuda_home/bin/nvcc does not run (log: $log)"; exit 1; }
     best_release=$r best_nvcc=$cuda_home/bin/nvcc
 fi
 done_what=("${missing[@]}")

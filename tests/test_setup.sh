@@ -38,7 +38,11 @@ for tool in apt-get wget dpkg; do  # a package manager's pages of output, and no
     printf '#!/bin/sh\nfor i in $(seq 50); do echo "%s: progress line $i"; done\n' "$tool" >"$tmp/fakebin/$tool"
 done
 printf '#!/bin/sh\nexec "$@"\n' >"$tmp/fakebin/sudo"
-chmod +x "$tmp/fakebin"/*
+printf '#!/bin/sh\nexit 9\n' >"$tmp/fakebin/nvidia-smi"  # no driver here, whatever the host has
+mkdir -p "$tmp/driver550" "$tmp/driver580"  # nvidia-smi of a GPU with that driver, first on PATH
+printf '#!/bin/sh\necho 550.54.15\n' >"$tmp/driver550/nvidia-smi"
+printf '#!/bin/sh\necho 580.95.05\n' >"$tmp/driver580/nvidia-smi"
+chmod +x "$tmp/fakebin"/* "$tmp/driver550/nvidia-smi" "$tmp/driver580/nvidia-smi"
 all_present="make g++ libgtest-dev python3-matplotlib wget ca-certificates apt-get"
 present=$all_present  # what the package probes find, for the next check
 
@@ -74,6 +78,11 @@ if [ "$arch" = x86_64 ]; then
         ubuntu2404 "$tmp/nvcc11" /nonexistent --dry-run
     check "an nvcc that does not run -> as none: the CUDA install planned" 0 \
         "would run: .*apt-get install cuda-toolkit" debian12 "$tmp/nvccbroken" /nonexistent --dry-run
+    check "driver 550 -> CUDA 12.8, not 13 (which needs 580)" 0 \
+        "driver 550\.54\.15: CUDA 13 needs 580 or newer.*apt-get install cuda-toolkit-12-8;" \
+        debian12 "$tmp/nvcc11:$tmp/driver550" /nonexistent --dry-run
+    check "driver 580 -> the newest CUDA" 0 "apt-get install cuda-toolkit;" \
+        debian12 "$tmp/nvcc11:$tmp/driver580" /nonexistent --dry-run
 fi
 check "nvcc 13.0 on PATH -> no CUDA install" 0 "present.*nvcc 13\.0 \($tmp/nvcc13/nvcc\)" \
     debian12 "$tmp/nvcc13" /nonexistent --dry-run
