@@ -24,6 +24,14 @@ inline bool gpu_present() {
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
+// Why there is no device, as the runtime says it (a driver too old for
+// this runtime is not the same as no GPU).
+inline std::string no_gpu_reason() {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    return e == cudaSuccess ? "no device" : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
 inline bool gpu_required() {
     const char* e = std::getenv("REQUIRE_GPU");
     return e && *e && std::strcmp(e, "0") != 0;
@@ -130,8 +138,9 @@ void expect_fits_or_waived(const std::string& name, const std::vector<KernelLaun
 #define SKIP_WITHOUT_GPU()                                                               \
     do {                                                                                 \
         if (!testing_gpu::gpu_present()) {                                               \
-            if (testing_gpu::gpu_required()) FAIL() << "REQUIRE_GPU is set but no CUDA device is available"; \
-            GTEST_SKIP() << "no CUDA device available (set REQUIRE_GPU=1 to make this a failure)"; \
+            if (testing_gpu::gpu_required())                                             \
+                FAIL() << "REQUIRE_GPU is set but no CUDA device is available (" << testing_gpu::no_gpu_reason() << ")"; \
+            GTEST_SKIP() << "no CUDA device available (" << testing_gpu::no_gpu_reason() << ")"; \
         }                                                                                \
         ASSERT_EQ(common::gpu().error, "");                                              \
     } while (0)

@@ -6,16 +6,20 @@
 # tests were skipped and why (one line per reason), then one closing line
 # "N passed, N failed, N skipped". Exits 1 if any test failed or a binary ended
 # without a summary, whatever its status (a crash, CHECK() exiting on a CUDA error,
-# or an exit(0) before the tests after it ran).
+# or an exit(0) before the tests after it ran). A binary still running after
+# TEST_TIMEOUT seconds (default 3600; the longest takes ~5 minutes on an H200) is
+# stopped and counts as a failure: a hung GPU test must not hang `make test`.
 set -u
+timeout_s=${TEST_TIMEOUT:-3600}
 passed=0 failed=0 skipped=0
 reasons=$(mktemp)
 trap 'rm -f "$reasons"' EXIT
 for bin in "$@"; do
     echo "== $bin"
     log=$(mktemp)
-    GTEST_BRIEF=1 GTEST_COLOR=no "$bin" >"$log" 2>&1
+    GTEST_BRIEF=1 GTEST_COLOR=no timeout "$timeout_s" "$bin" >"$log" 2>&1
     rc=$?
+    [ "$rc" -eq 124 ] && echo "!! $bin still ran after $timeout_s s (TEST_TIMEOUT): stopped" >>"$log"
     # Show failures and summaries; a skipped test's two lines (where, why) only as a count per
     # reason at the end; not gtest_main's "Running main() from ..." banner.
     awk -v reasons="$reasons" '/: Skipped$/ { skip = 2 } skip == 1 { print >> reasons }
@@ -37,11 +41,12 @@ for bin in "$@"; do
     fi
 done
 echo
-# "326 GPU tests skipped: no CUDA device (...)" - one line per reason, most frequent first.
+# "326 GPU tests skipped: no CUDA device (cudaErrorNoDevice: ...)" - one line per reason, most
+# frequent first.
 sort "$reasons" | uniq -c | sort -rn | while read -r n why; do
     case $why in
         "no CUDA device available"*)
-            echo "$n GPU tests skipped: no CUDA device (run on a GPU with REQUIRE_GPU=1 to make a skip a failure)" ;;
+            echo "$n GPU tests skipped: no CUDA device ${why#no CUDA device available }; run on a GPU with REQUIRE_GPU=1 to make a skip a failure" ;;
         *) echo "$n tests skipped: $why" ;;
     esac
 done
