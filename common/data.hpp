@@ -32,8 +32,8 @@ void fill_uniform(T* p, size_t n, uint64_t seed, T lo, T hi) {
         if constexpr (std::is_floating_point_v<T>) {
             p[i] = static_cast<T>(lo + (hi - lo) * g.uniform());
         } else {
-            const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
-            p[i] = static_cast<T>(static_cast<uint64_t>(lo) + g.next() % span);
+            const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0: the whole 64 bits
+            p[i] = static_cast<T>(static_cast<uint64_t>(lo) + (span ? g.next() % span : g.next()));
         }
     }
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace common {
@@ -11,7 +12,7 @@ struct Comparison {
     size_t n = 0;           // elements compared
     size_t mismatches = 0;  // elements outside the tolerance (NaN always is)
     size_t first_bad = 0;   // index of the first mismatch (valid if mismatches > 0)
-    double max_abs_err = 0; // largest |got - ref| (NaNs skipped; inf where one side is infinite)
+    double max_abs_err = 0; // largest |got - ref| (inf where one side is infinite, or got is NaN and ref not)
     double max_rel_err = 0; // largest |got - ref| / |ref| (ref != 0)
     bool pass() const { return mismatches == 0; }
 };
@@ -33,6 +34,8 @@ Comparison compare(const G* got, const R* ref, size_t n, double atol = 0.0, doub
         if (!std::isnan(err)) {
             if (err > c.max_abs_err) c.max_abs_err = err;
             if (r != 0 && err / std::fabs(r) > c.max_rel_err) c.max_rel_err = err / std::fabs(r);
+        } else if (std::isnan(g) && !std::isnan(r)) {  // an element never written: no finite error
+            c.max_abs_err = c.max_rel_err = std::numeric_limits<double>::infinity();
         }
         if (!ok && c.mismatches++ == 0) c.first_bad = i;
     }

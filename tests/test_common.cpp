@@ -326,6 +326,7 @@ TEST(Verify, ExactToleranceAndNaN) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float poisoned[4] = {1, nan, 3, 4};
     EXPECT_FALSE(common::compare(poisoned, ref, 4, 1e30, 1e30).pass()) << "NaN never passes";
+    EXPECT_TRUE(std::isinf(common::compare(poisoned, ref, 4).max_abs_err)) << "and its error column says so";
 
     // An infinity matches only itself, whatever the tolerance.
     const float inf = std::numeric_limits<float>::infinity();
