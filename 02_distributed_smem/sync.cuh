@@ -42,6 +42,20 @@ inline std::string cluster_sync_refusal() {
     return why;
 }
 
+// Clusters of cs blocks of barrierClusterSync (128 threads each, a grid of `grid`) that the GPU
+// places at once: 0 where it places none (a GPU or MIG slice with fewer SMs to a GPC holds
+// smaller clusters). Lets the kernel launch clusters of more than 8 blocks.
+inline int cluster_sync_active(int cs, int grid) {
+    if (cs > 8) common::allow_large_clusters(barrierClusterSync);
+    const common::ClusterLaunch l(grid, 128, 0, cs);
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, barrierClusterSync, &l.cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return active;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-block cycles and nanoseconds written by the timing kernels -> mean per operation.
 struct OpCost {
@@ -294,16 +308,13 @@ inline bool run_barrier_costs(SyncReport& rep, const common::DeviceInfo& dev, in
                          "WAIVED: this GPU allows clusters of " + std::to_string(common::gpu().max_cluster), "-"});
                 continue;
             }
-            if (cs > 8) common::allow_large_clusters(barrierClusterSync);
             const int grid = cs * std::max(1, dev.sms / cs / 2);
-            const common::ClusterLaunch l(grid, 128, 0, cs);
-            int active = 0;
-            if (cudaOccupancyMaxActiveClusters(&active, barrierClusterSync, &l.cfg) != cudaSuccess || active == 0) {
-                cudaGetLastError();
+            if (cluster_sync_active(cs, grid) == 0) {
                 rep.add({"barrier", "cluster.sync", "cluster " + std::to_string(cs), 0, "cycles",
                          "cluster size not supported here", "-"});
                 continue;
             }
+            const common::ClusterLaunch l(grid, 128, 0, cs);
             common::DeviceBuffer<long long> cyc(grid), ns(grid);
             common::DeviceBuffer<unsigned> wrong(1);
             CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned)));
