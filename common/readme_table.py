@@ -57,9 +57,11 @@ def sweep_table(meta, rows):
 
 
 def plain_table(path, columns=None):
-    read_rows(path)  # exists and has rows
+    require_csv(path)
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(l for l in f if not l.startswith("#"))]
+    if len(rows) < 2:
+        sys.exit("readme_table.py: %s has no rows" % path)
     if columns:  # only these columns, in this order
         idx = [rows[0].index(c) for c in columns.split(",")]
         rows = [[r[i] for i in idx] for r in rows]
@@ -90,9 +92,13 @@ def unmatched_markers(text):
     return problems + ["%s begins and never ends" % k for k in opened]
 
 
-def read_rows(csv_path):
+def require_csv(csv_path):
     if not os.path.exists(csv_path):
         sys.exit("readme_table.py: a marker names %s, which does not exist" % csv_path)
+
+
+def read_rows(csv_path):
+    require_csv(csv_path)
     meta, rows = results.read(csv_path)
     if not rows:
         sys.exit("readme_table.py: %s has no rows" % csv_path)
