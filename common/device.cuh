@@ -53,9 +53,17 @@ inline std::string driver_string(const DeviceInfo& d) {
     return d.driver_release.empty() ? cuda : d.driver_release + " (" + cuda + ")";
 }
 
+#if defined(__CUDACC__)  // (test_common.cpp includes this file as host C++)
+namespace detail {
+// Does nothing: whether this binary holds code the current GPU runs.
+__global__ void image_probe() {}
+}  // namespace detail
+#endif
+
 // Selects device `id` or exits: 77 when there is no usable CUDA device at
 // all (a missing driver, no GPU, a container without one), 2 when `id` is out
-// of range. A program on a laptop without a GPU says so instead of crashing.
+// of range, 1 when the binary has no code for this GPU (built with another
+// ARCH). A program on a laptop without a GPU says so instead of crashing.
 inline DeviceInfo require_device(int id) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
@@ -81,13 +89,26 @@ inline DeviceInfo require_device(int id) {
         std::exit(2);
     }
     CHECK(cudaSetDevice(id));
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, id));
+#if defined(__CUDACC__)
+    // A binary built for another GPU (`make ARCH=sm_90`, run on an 8.6 card) would
+    // fail at its first launch with a bare "no kernel image": say what and why now.
+    cudaFuncAttributes image;
+    const cudaError_t no_image = cudaFuncGetAttributes(&image, detail::image_probe);
+    if (no_image != cudaSuccess) {
+        std::fprintf(stderr,
+                     "device %d (%s, compute capability %d.%d) cannot run this build (%s): it was compiled "
+                     "for another GPU. Rebuild it on this machine: make clean && make\n",
+                     id, p.name, p.major, p.minor, cudaGetErrorName(no_image));
+        std::exit(1);
+    }
+#endif
     const Gpu& g = gpu();
     if (!g.error.empty()) {  // a profile this GPU cannot play: a bad command line, in effect
         std::fprintf(stderr, "%s\n", g.error.c_str());
         std::exit(2);
     }
-    cudaDeviceProp p;
-    CHECK(cudaGetDeviceProperties(&p, id));
     DeviceInfo d;
     d.id = id;
     d.name = p.name;
