@@ -146,19 +146,19 @@ transposeBulkCopy(const float* __restrict__ in, float* __restrict__ out, int row
         const int start = R0 - int((unsigned(j) * unsigned(rows)) & 7u);
         const int lo = max(start, 0), hi = min(start + T, rows);  // columns of the window inside the row
         float* row = out + size_t(j) * rows;
-        const float* src = tout + jl * S - start;                 // src[c]: output column c
+        const float* src = tout + jl * S;                         // src[c - start]: output column c
         // 16-byte boundaries of the absolute address inside [lo, hi).
         const size_t base = size_t(j) * rows;
         const int a_lo = int(((base + lo + 3) & ~size_t(3)) - base), a_hi = int(((base + hi) & ~size_t(3)) - base);
         if (a_lo < a_hi) {
             if (kEdges) {
-                for (int c = lo; c < a_lo; ++c) row[c] = src[c];
-                for (int c = a_hi; c < hi; ++c) row[c] = src[c];
+                for (int c = lo; c < a_lo; ++c) row[c] = src[c - start];
+                for (int c = a_hi; c < hi; ++c) row[c] = src[c - start];
             }
-            common::bulk_copy_to_global(row + a_lo, src + a_lo, unsigned(a_hi - a_lo) * sizeof(float));
+            common::bulk_copy_to_global(row + a_lo, src + (a_lo - start), unsigned(a_hi - a_lo) * sizeof(float));
             common::bulk_commit_and_wait_read();  // tout must outlive the copy's reads
         } else if (kEdges) {
-            for (int c = lo; c < hi; ++c) row[c] = src[c];
+            for (int c = lo; c < hi; ++c) row[c] = src[c - start];
         }
     }
 #else

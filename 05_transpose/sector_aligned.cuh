@@ -120,7 +120,9 @@ __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, in
 #pragma unroll
     for (int q = 0; q < 4; ++q) at[q] = row_start(e + q) + jl0;
     const bool whole = e >= 0 && e + 4 <= rows;
-    float* o = out + size_t(c0 + jl0) * rows + e;  // on 16 bytes: the window starts on a sector, e steps 4 floats
+    // Where the 4 floats go: on 16 bytes (the window starts on a sector, e steps 4 floats). An index,
+    // not a pointer: in the matrix's first tile e < 0, before the array, where only e + q >= 0 is stored.
+    const ptrdiff_t first = ptrdiff_t(c0 + jl0) * rows + e;
 #pragma unroll
     for (int u = 0; u < kUnits / kWarps; ++u) {
         const int step = 2 * kWarps * u;  // output rows past jl0
@@ -128,12 +130,12 @@ __device__ __forceinline__ void store_sector_windows(float* __restrict__ out, in
         float w[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) w[q] = tile[at[q] + step];
-        float* p = o + size_t(step) * rows;
+        const ptrdiff_t i = first + ptrdiff_t(step) * rows;
         if (whole) {
-            *reinterpret_cast<float4*>(p) = make_float4(w[0], w[1], w[2], w[3]);
+            *reinterpret_cast<float4*>(out + i) = make_float4(w[0], w[1], w[2], w[3]);
         } else {
             for (int q = 0; q < 4; ++q)
-                if (e + q >= 0 && e + q < rows) p[q] = w[q];
+                if (e + q >= 0 && e + q < rows) out[i + q] = w[q];
         }
     }
 }
