@@ -389,8 +389,9 @@ clusterHistExchange(const int* __restrict__ in, size_t n, unsigned* __restrict__
     // latency): the warp's own sender's, and the total this block will count
     // (the narrow counters' budget).
     const unsigned from = warp & (C - 1);
-    unsigned* my_bins = hist + lo + int(me) * slice;  // this block's bins in global memory
     const unsigned my_real = real_bins(me);
+    // This block's bins in global memory (a block past the last bin has none: hist itself, never used).
+    unsigned* my_bins = hist + (my_real > 0 ? lo + int(me) * slice : 0);
     unsigned seg_from = 0, seg_to = 0;  // lane s < C: sender s's segment for me (slots; padding in bits 0-2)
     auto read_table = [&](int buf) {
         const unsigned* table = cluster.map_shared_rank(seg + buf * kExCols, lane & (C - 1));
