@@ -302,11 +302,14 @@ int in_child_process(F&& child) {
 // --pitfalls (without --sync): each pitfall in a child process of its own, since a pitfall may kill
 // its CUDA context (a write into an exited block's shared memory faults, and such an error is
 // sticky): none of them sets this process's exit code. A first child checks the device, so that a
-// machine without one prints WAIVED once (and this process exits 77, or 2 for a bad --device).
-void run_pitfalls_in_children(const common::CommonOptions& opt) {
+// machine without one prints WAIVED once (and this process exits 77, or 2 for a bad --device),
+// and runs `refusals`, the command line's checks against this device (exit 2 before any GPU work).
+template <class Refusals>
+void run_pitfalls_in_children(const common::CommonOptions& opt, Refusals&& refusals) {
     constexpr int kNoClusters = 3;  // the first child's answer: a device, but no clusters here
     const int probe = in_child_process([&] {
         common::require_device(int(opt.device));  // exits 77 or 2 itself
+        refusals(common::gpu());                   // exits 2 itself
         if (const std::string why = cluster_refusal(common::gpu()); !why.empty()) {
             std::printf("\npitfalls: WAIVED (%s)\n", why.c_str());
             std::fflush(stdout);
@@ -365,16 +368,44 @@ int main(int argc, char** argv) {
     cli.fail_if(bins_problem(bins_option));
     const int num_bins = int(bins_option);  // checked: the one conversion of the bin count
 
-    if (show_pitfalls && !sync_part) run_pitfalls_in_children(opt);
+    const int64_t sweep_n = cli.given("n") ? n : int64_t(1) << 26;
+    // The problems this command line asks of GPU g, or exit 2 where g cannot take them: --bins
+    // past what one pass of its largest cluster counts, more memory than it (or this host) has.
+    auto plan = [&](const common::Gpu& g) {
+        const int largest = largest_cluster_bins(g), one_pass = largest_one_pass_bins(g);
+        if (one_pass > 0 && num_bins > one_pass)
+            cli.fail("--bins " + std::to_string(num_bins) + ": one pass of the largest cluster this device runs (" +
+                     std::to_string(largest / bins_per_block(g)) + " blocks of " +
+                     std::to_string(g.smem_per_block / 1024) + " KB) counts at most " + std::to_string(one_pass) +
+                     " bins");
+        std::vector<Problem> problems;
+        if (opt.sweep) {
+            for (int b : {256, 4096, 16384, 65536, 1 << 17, 1 << 19})
+                for (bool s : {false, true}) problems.push_back({int64_t(1) << 28, b, s});
+            problems.push_back({99999989, 65537, false});  // odd n, one bin past a power of two
+            // The top: clusterHist's largest cluster, an odd count, 2^20 (16-bit counters on the H200).
+            for (int b : {largest, 1000003, 1 << 20})
+                if (largest > 0 && b <= one_pass)
+                    for (bool s : {false, true}) problems.push_back({int64_t(1) << 28, b, s});
+        } else if (!cluster_sweep_mode && !micro) {
+            problems.push_back({n, num_bins, dist == "skewed"});
+        }
+        int64_t most = cluster_sweep_mode ? sweep_n : 0;
+        for (const Problem& p : problems) most = std::max(most, p.n);
+        if (!micro) {
+            common::require_host_memory("distributed_smem", 4.0 * double(most) + 8.0 * double(num_bins));  // input, ref, result
+            common::require_device_memory("distributed_smem",
+                                          4.0 * double(most) + 64.0 * double(num_bins) * 4.0 + (64 << 20));
+        }
+        return problems;
+    };
+
+    if (show_pitfalls && !sync_part) run_pitfalls_in_children(opt, plan);
     const common::DeviceInfo dev = common::require_device(int(opt.device));
     common::print_device_header(dev);
     if (sync_part) return distributed_smem::sync::run_sync_part(dev, opt, show_pitfalls, cli.command_line()) ? 0 : 1;
     const common::Gpu& g = common::gpu();
-    const int largest = largest_cluster_bins(g), one_pass = largest_one_pass_bins(g);
-    if (one_pass > 0 && num_bins > one_pass)
-        cli.fail("--bins " + std::to_string(num_bins) + ": one pass of the largest cluster this device runs (" +
-                 std::to_string(largest / bins_per_block(g)) + " blocks of " + std::to_string(g.smem_per_block / 1024) +
-                 " KB) counts at most " + std::to_string(one_pass) + " bins");
+    const std::vector<Problem> problems = plan(g);
     const std::string no_clusters = cluster_refusal(g);
     if (!no_clusters.empty()) std::printf("note: the cluster kernels print WAIVED: %s\n", no_clusters.c_str());
 
@@ -382,24 +413,6 @@ int main(int argc, char** argv) {
         if (!no_clusters.empty()) { std::printf("WAIVED: --micro measures thread-block clusters: %s\n", no_clusters.c_str()); return 77; }
         return distributed_smem::micro::run_micro_benchmarks(dev, opt, cli.command_line()) ? 0 : 1;
     }
-
-    std::vector<Problem> problems;
-    if (opt.sweep) {
-        for (int b : {256, 4096, 16384, 65536, 1 << 17, 1 << 19})
-            for (bool s : {false, true}) problems.push_back({int64_t(1) << 28, b, s});
-        problems.push_back({99999989, 65537, false});  // odd n, one bin past a power of two
-        // The top: clusterHist's largest cluster, an odd count, 2^20 (16-bit counters on the H200).
-        for (int b : {largest, 1000003, 1 << 20})
-            if (largest > 0 && b <= one_pass)
-                for (bool s : {false, true}) problems.push_back({int64_t(1) << 28, b, s});
-    } else if (!cluster_sweep_mode) {
-        problems.push_back({n, num_bins, dist == "skewed"});
-    }
-    const int64_t sweep_n = cli.given("n") ? n : int64_t(1) << 26;
-    int64_t most = cluster_sweep_mode ? sweep_n : 0;
-    for (const Problem& p : problems) most = std::max(most, p.n);
-    common::require_host_memory("distributed_smem", 4.0 * double(most) + 8.0 * double(num_bins));  // input, ref, result
-    common::require_device_memory("distributed_smem", 4.0 * double(most) + 64.0 * double(num_bins) * 4.0 + (64 << 20));
 
     common::Report report("GB/s", "cub", {"bins", "dist", "cluster"});
     bool ok = true;

@@ -144,6 +144,28 @@ TEST(Programs, CsvInProcIsRefusedBeforeAnyWork) {
     }
 }
 
+// distributed_smem --pitfalls with more bins than one cluster's pass counts (2^21: an H200
+// counts 2^20) is refused before the pitfalls run: exit 2 and the reason, no pitfall's output.
+// Without a device: waived (77); on a GPU without clusters there is no such limit (and the
+// pitfalls are waived): the small run passes.
+TEST(Programs, DistributedSmemPitfallsCheckTheBinsFirst) {
+    bool listed = false;
+    for (const std::string& p : programs()) {
+        if (p != "./distributed_smem") continue;
+        listed = true;
+        const Result r = run(p + " --pitfalls --bins 2097152 --n 1000 --reps 1 --warmup 0");
+        EXPECT_EQ(r.out.find("Pitfall:"), std::string::npos) << r.out;
+        if (r.code == 77 && !gpu_required()) continue;
+        if (r.out.find("pitfalls: WAIVED") != std::string::npos) {
+            EXPECT_EQ(r.code, 0) << r.out;
+            continue;
+        }
+        EXPECT_EQ(r.code, 2) << r.out;
+        EXPECT_NE(r.out.find("--bins 2097152: one pass"), std::string::npos) << r.out;
+    }
+    if (!listed) GTEST_SKIP() << "distributed_smem is not in PROGRAMS";
+}
+
 // distributed_smem's modes are one per run: --micro (part 1's micro-benchmarks) with --sync (part 2) is refused.
 TEST(Programs, DistributedSmemModesAreExclusive) {
     bool listed = false;
