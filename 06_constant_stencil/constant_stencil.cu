@@ -208,6 +208,10 @@ int main(int argc, char** argv) {
     cli.parse_or_exit(argc, argv);
     cli.fail_if(constant_stencil::check_n(n));
     cli.fail_if(common::pitfall_refusal(opt.common.kernel, constant_stencil::pitfalls(), opt.pitfalls));
+    // The second results file (below, after the constant-cache experiment) is checked now too.
+    if (!opt.common.csv.empty() && opt.common.kernel.empty())
+        if (const std::string why = common::output_file_problem(cache_csv_path(opt.common.csv)); !why.empty())
+            cli.fail("--csv: its second file, " + why);
 
     const std::vector<size_t> sizes = opt.common.sweep ? kSweep : std::vector<size_t>{size_t(n)};
     const common::DeviceInfo dev = common::require_device(int(opt.common.device));

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gtest/gtest.h>
@@ -119,6 +120,30 @@ TEST(Programs, UnwritableCsvPathIsRefusedBeforeAnyWork) {
     EXPECT_EQ(run("ls -A " + d).out, "existing.csv\n");
     std::remove(file.c_str());
     EXPECT_EQ(rmdir(dir), 0);
+}
+
+// constant_stencil writes a second file beside --csv (X.csv -> X_constant_cache.csv): a path
+// that cannot take it is refused while parsing too, not after the run.
+TEST(Programs, ConstantStencilChecksItsSecondCsv) {
+    bool listed = false;
+    for (const std::string& p : programs()) {
+        if (p != "./constant_stencil") continue;
+        listed = true;
+        char dir_template[] = "/tmp/test_programs_cache_XXXXXX";
+        const char* dir = mkdtemp(dir_template);
+        ASSERT_NE(dir, nullptr);
+        const std::string d = dir, folder = d + "/r_constant_cache.csv";
+        ASSERT_EQ(mkdir(folder.c_str(), 0755), 0);
+        const Result r = run(p + " --csv " + d + "/r.csv --n 1000 --reps 1 --warmup 0");
+        EXPECT_EQ(r.code, 2) << r.out;
+        EXPECT_NE(r.out.find("--csv: its second file, '" + folder + "' is a folder"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find("WAIVED"), std::string::npos) << "refused before the device check: " << r.out;
+        // Nothing written: only the folder this test made.
+        EXPECT_EQ(run("ls -A " + d).out, "r_constant_cache.csv\n");
+        EXPECT_EQ(rmdir(folder.c_str()), 0);
+        EXPECT_EQ(rmdir(dir), 0);
+    }
+    if (!listed) GTEST_SKIP() << "constant_stencil is not in PROGRAMS";
 }
 
 // An option given twice is refused (no silent last-wins), before any GPU work:
