@@ -117,6 +117,10 @@ class Cli {
             if (!inline_value) {
                 if (i + 1 >= argc) return arg + " needs a value";
                 value = argv[++i];
+                // `--csv --sweep` is a forgotten value, not a file named --sweep (--csv=--sweep or
+                // --csv ./--sweep still names one).
+                if (value.rfind("--", 0) == 0 && value.size() > 2)
+                    return arg + " needs a value, not the option '" + value + "'";
             }
             const std::string err = o->kind == Kind::Int ? set_int(*o, value) : set_text(*o, value);
             if (!err.empty()) return err;

@@ -83,6 +83,25 @@ TEST(Cli, RejectsBadValuesWithAReason) {
     EXPECT_NE(parse({"--n", "0"}).error.find("--n"), std::string::npos) << "the message names the option";
 }
 
+// A free-text option's value taken from the next word is never an option: `--csv --sweep`
+// forgot the value. Given with `=`, or as a path, such a name is still taken.
+TEST(Cli, TextValueIsNotTheNextOption) {
+    std::string label;
+    bool toy = false;
+    auto run = [&](std::vector<const char*> args) {
+        common::Cli cli("prog", "test program");
+        cli.option("label", &label, "free text").flag("toy", &toy, "toy");
+        args.insert(args.begin(), "prog");
+        return cli.parse(int(args.size()), args.data());
+    };
+    EXPECT_NE(run({"--label", "--toy"}).find("--label needs a value, not the option '--toy'"), std::string::npos);
+    EXPECT_EQ(run({"--label=--toy"}), "");
+    EXPECT_EQ(label, "--toy");
+    EXPECT_EQ(run({"--label", "./--toy"}), "");
+    EXPECT_EQ(run({"--label", "-"}), "");
+    EXPECT_EQ(run({"--label", "--"}), "") << "'--' alone is a name, not an option";
+}
+
 TEST(Cli, RefusesAnOptionGivenTwice) {
     EXPECT_NE(parse({"--n", "64", "--n", "128"}).error.find("given twice"), std::string::npos);
     EXPECT_NE(parse({"--n=64", "--n", "64"}).error, "") << "even with the same value";
