@@ -119,20 +119,22 @@ float time_once_ms(Launch&& launch) {
 }
 
 // The one rule for slow kernels, in every chapter: a kernel is timed
-// `reps` times after `warmup` launches, unless those repetitions would take
-// longer than kRepsBudgetMs; then it gets as many as fit in that budget (at
-// least one) and no warm-up (its first, checked launch warmed it up), and the
-// results table says so ("[reps N]" in the launch column, reps_note()).
+// `reps` times after `warmup` launches, unless those launches would take
+// longer than kRepsBudgetMs. Then the warm-up goes first (its first, checked
+// launch warmed it up): the repetitions keep what fits. Where even they do
+// not fit, it gets as many as fit (at least one), and the results table says
+// so ("[reps N]" in the launch column, reps_note()).
 constexpr double kRepsBudgetMs = 1500;
 
 struct RepsPlan {
     int warmup, reps;
-    bool reduced;  // fewer than asked
+    bool reduced;  // fewer repetitions than asked
 };
 
 inline RepsPlan plan_reps(double one_launch_ms, int warmup, int reps) {
-    if (one_launch_ms * reps <= kRepsBudgetMs) return {warmup, reps, false};
-    const int fit = int(kRepsBudgetMs / one_launch_ms);
+    if (one_launch_ms * (double(warmup) + reps) <= kRepsBudgetMs) return {warmup, reps, false};
+    const int fit = int(kRepsBudgetMs / one_launch_ms);  // launches that fit (one_launch_ms > 0 here)
+    if (fit >= reps) return {fit - reps, reps, false};
     return {0, fit < 1 ? 1 : fit, true};
 }
 

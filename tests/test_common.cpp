@@ -460,6 +460,20 @@ TEST(HostMemory, MoreThanIsAvailableIsRefused) {
                 "test: needs .* of host memory, .* is available");
 }
 
+// The rule for slow kernels counts the warm-up too, and cuts it first: `--reps 1 --warmup
+// 100000` takes the budget, not minutes a kernel.
+TEST(Timer, PlanRepsCountsTheWarmupAndCutsItFirst) {
+    auto same = [](common::RepsPlan p, int warmup, int reps, bool reduced) {
+        return p.warmup == warmup && p.reps == reps && p.reduced == reduced;
+    };
+    EXPECT_TRUE(same(common::plan_reps(1.0, 5, 20), 5, 20, false));
+    EXPECT_TRUE(same(common::plan_reps(0.0, 5, 20), 5, 20, false));
+    EXPECT_TRUE(same(common::plan_reps(1.0, 100000, 1), 1499, 1, false));  // 1500 launches fit
+    EXPECT_TRUE(same(common::plan_reps(70.0, 5, 20), 1, 20, false));       // 21 fit
+    EXPECT_TRUE(same(common::plan_reps(200.0, 1, 10), 0, 7, true));        // 7 fit
+    EXPECT_TRUE(same(common::plan_reps(2000.0, 5, 20), 0, 1, true));       // none fits: one
+}
+
 // The rule for slow kernels cuts the repetitions only for a launch that is
 // slow every time: a first launch slowed by one-time work (here a host wait
 // inside it, as a module's lazy load would be) is timed again before it cuts.
