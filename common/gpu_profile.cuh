@@ -76,8 +76,10 @@ inline std::string apply_gpu_profile(const char* p, Gpu& g) {
             const std::string key = item.substr(0, eq), val = eq == std::string::npos ? "" : item.substr(eq + 1);
             char* rest = nullptr;
             const double v = std::strtod(val.c_str(), &rest);
-            // Whole numbers that fit an int (bytes up to 10^12), except cc (8.6).
-            const double most = key == "smem_block" || key == "smem_sm" || key == "l2" ? 1e12 : 2147483647.0;
+            // Whole numbers that fit an int (bytes up to 10^12), except cc (8.6, at most 100.0).
+            const double most = key == "smem_block" || key == "smem_sm" || key == "l2" ? 1e12
+                                : key == "cc"                                          ? 100.0
+                                                                                       : 2147483647.0;
             if (eq == std::string::npos || val.empty() || *rest || !(v >= 0) || v > most ||
                 (key != "cc" && v != double(int64_t(v))))
                 return "GPU_PROFILE: '" + item + "' is not key=whole number (presets: t4, a100, rtx3090, rtx4090, "

@@ -587,7 +587,7 @@ TEST(GpuProfile, ClusterRefusalNamesTheLimit) {
 TEST(GpuProfile, BadTextIsRefusedInOneLine) {
     for (const char* bad : {"t5", "cc=", "cc=x", "sms=-1", "sms=84,", "foo=1", "cc=8.6;sms=84", "sms=0",
                             "smem_block=1024", "smem_block=100000,smem_sm=50000", "cc=4.0", "sms=84.5", "cluster=1e12",
-                            "cluster=3e9", "threads_sm=512", "blocks_sm=0"}) {
+                            "cluster=3e9", "threads_sm=512", "blocks_sm=0", "cc=214748365", "cc=1e10"}) {
         common::Gpu g = h200();
         const std::string err = common::apply_gpu_profile(bad, g);
         EXPECT_NE(err, "") << bad;
