@@ -68,9 +68,9 @@ constexpr double kSeedSweepMaxFlops = 2.0 * 4096.0 * 4096.0 * 4096.0;
 constexpr double kFullReferenceMaxMacs = double(1 << 28);
 constexpr size_t kRandomSamples = 1024;
 
-// What the program asks of the device beyond A, B and C: the split-K
-// partials (at most kSplitKScratchMaxBytes) and room for cuBLAS's workspace,
-// the padded B and stream-K's partials.
+// Room on the device beyond what main() counts (operands and the scratch it
+// can size from the shapes): cuBLAS's workspace, stream-K's and the strips'
+// partials.
 constexpr double kDeviceSlackBytes = double(256 << 20);
 
 // C = A B through cuBLAS: row-major C is column-major C^T = B^T A^T, so the
@@ -229,7 +229,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
     const double flops = 2.0 * s.m * s.n * double(s.k);
     std::vector<float> A(na), B(nb), got;
     common::fill_uniform(A.data(), na, opt.common.seed, -1.0f, 1.0f);
-    common::fill_uniform(B.data(), nb, opt.common.seed + 1, -1.0f, 1.0f);
+    common::fill_uniform(B.data(), nb, uint64_t(opt.common.seed) + 1, -1.0f, 1.0f);
     Verifier ver(s, A, B, uint64_t(opt.common.seed));
     common::DeviceBuffer<float> dA(na), dB(nb), dC(nc);
     dA.upload(A);
@@ -434,17 +434,27 @@ int main(int argc, char** argv) {
     const std::vector<Shape> shapes = opt.common.sweep ? kSweep : std::vector<Shape>{{int(m), int(n), int(k)}};
     const common::DeviceInfo dev = common::require_device(int(opt.common.device));
     common::print_device_header(dev);
-    double need = 0, host = 0;
+    // Device: A, B and C of the largest shape, plus the scratch buffers the launchers keep for
+    // the whole run (steps/operands.cuh: each kind as large as its largest shape asked):
+    // split-K's partials, sgemm3xTf32's split A (two M x K, rows padded to 32 floats), and the
+    // padded copies of B (N % 4 != 0) and A (K % 4 != 0); then cuBLAS's workspace (the slack).
+    // Host: A, B, a result, and the fp64 CPU reference (three M x N) where it is full, else
+    // cuBLAS fp32's C.
+    double operands = 0, partials = 0, split_a = 0, padded_b = 0, padded_a = 0, host = 0;
     for (const Shape& s : shapes) {
-        const double mn = double(s.m) * s.n;
-        const double partials = std::min(4.0 * matmul::kSplitFactors.back() * mn, double(matmul::kSplitKScratchMaxBytes));
-        // + the split A of sgemm3xTf32 (two M x K matrices)
-        need = std::max(need, 4.0 * (3.0 * double(s.m) * s.k + double(s.k) * s.n + mn) + partials + kDeviceSlackBytes);
-        // A, B, a result and cuBLAS fp32's C (the full reference, fp64, only where it is small)
-        host = std::max(host, 4.0 * (double(s.m) * s.k + double(s.k) * s.n + 2.0 * mn));
+        const double mk = double(s.m) * s.k, kn = double(s.k) * s.n, mn = double(s.m) * s.n;
+        const double pk = matmul::padded_pitch(s.k), pn = matmul::padded_pitch(s.n);
+        operands = std::max(operands, 4.0 * (mk + kn + mn));
+        partials = std::max(partials, std::min(4.0 * matmul::kSplitFactors.back() * mn,
+                                               double(matmul::kSplitKScratchMaxBytes)));
+        split_a = std::max(split_a, 4.0 * 2.0 * s.m * pk);
+        if (s.n % 4) padded_b = std::max(padded_b, 4.0 * s.k * pn);
+        if (s.k % 4) padded_a = std::max(padded_a, 4.0 * s.m * pk);
+        const bool full = mn * s.k <= kFullReferenceMaxMacs;  // as Verifier decides
+        host = std::max(host, 4.0 * (mk + kn + mn) + (full ? 24.0 * mn : 4.0 * mn));
     }
     common::require_host_memory("matmul", host);
-    common::require_device_memory("matmul", need);  // A, B, C, split-K partials, cuBLAS workspace
+    common::require_device_memory("matmul", operands + partials + split_a + padded_b + padded_a + kDeviceSlackBytes);
 
     cublasHandle_t handle;
     CUBLAS_CHECK(cublasCreate(&handle));
