@@ -19,15 +19,16 @@ namespace bank_conflicts {
 // Where a thread's element sits in the tile, in words.
 enum class At { Row, Col, RowSwizzle, ColSwizzle, RowFirst };
 
-inline uint32_t tile_word(At at, int idx, int bx, int by, int pad) {
-    const int tx = idx % bx, ty = idx / bx, irow = idx / by, icol = idx % by;
-    const int ld = bx + pad;  // words per tile row
-    const auto key = [&](int r) { return (r * (bx / by)) % bx; };
+// (The swizzle's key is the kernels' own swizzle_key: a key changed there changes the trace too.)
+template <int BX, int BY>
+uint32_t tile_word(At at, int idx, int pad) {
+    const int tx = idx % BX, ty = idx / BX, irow = idx / BY, icol = idx % BY;
+    const int ld = BX + pad;  // words per tile row
     switch (at) {
         case At::Row: return uint32_t(ty * ld + tx);
         case At::Col: return uint32_t(icol * ld + irow);
-        case At::RowSwizzle: return uint32_t(ty * ld + (tx ^ key(ty)));
-        case At::ColSwizzle: return uint32_t(icol * ld + (irow ^ key(icol)));
+        case At::RowSwizzle: return uint32_t(ty * ld + (tx ^ swizzle_key<BX, BY>(ty)));
+        case At::ColSwizzle: return uint32_t(icol * ld + (irow ^ swizzle_key<BX, BY>(icol)));
         case At::RowFirst: return uint32_t(ty * ld);
     }
     return 0;
@@ -43,7 +44,7 @@ std::vector<Request> trace_tile() {
             r.store = store;
             r.width = EB;
             for (int l = 0; l < kWarpSize; ++l)
-                r.addr[l] = uint32_t(EB) * tile_word(store ? ST : LD, w * kWarpSize + l, BX, BY, PAD);
+                r.addr[l] = uint32_t(EB) * tile_word<BX, BY>(store ? ST : LD, w * kWarpSize + l, PAD);
             t.push_back(r);
         }
     return t;
