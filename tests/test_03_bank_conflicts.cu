@@ -368,21 +368,26 @@ TEST(StrideSweep, ThroughputAndLatencyKernelsReadWhatTheyShould) {
             common::DeviceBuffer<uint32_t> sink(2 * kSweepThreads);
             common::DeviceBuffer<long long> cycles(2);
             sink.poison();
+            cycles.poison();  // -1: each kernel must write its own cycle counts
             readStrideThroughput<<<2, kSweepThreads>>>(stride, iters, sink.get(), cycles.get());
             CHECK_LAUNCH();
             std::vector<uint32_t> got;
             sink.download(got);
             for (size_t i = 0; i < got.size(); ++i)
                 ASSERT_EQ(got[i], expected_throughput_sum(int(i % 32), stride, iters)) << stride << " " << iters << " " << i;
+            std::vector<long long> c;
+            cycles.download(c);
+            EXPECT_GT(c[0], 0) << stride << " " << iters << ": block 0's cycles";
+            EXPECT_GT(c[1], 0) << stride << " " << iters << ": block 1's cycles";
             sink.poison();
+            cycles.poison();
             readStrideLatency<<<1, 32>>>(stride, iters, sink.get(), cycles.get());
             CHECK_LAUNCH();
             sink.download(got);
             for (int l = 0; l < 32; ++l)
                 ASSERT_EQ(got[l], expected_latency_end(l, stride, iters)) << stride << " " << iters << " lane " << l;
-            std::vector<long long> c;
             cycles.download(c);
-            EXPECT_GT(c[0], 0);
+            EXPECT_GT(c[0], 0) << stride << " " << iters << ": the latency kernel's cycles";
         }
 }
 
