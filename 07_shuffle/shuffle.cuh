@@ -301,6 +301,7 @@ bool check_reduce(size_t n, uint64_t seed) {
     for (T v : in) { ref += v; abs_ref += v < 0 ? -(long double)v : (long double)v; }
     common::DeviceBuffer<T> d_in(n), d_partial(kReduceBlocks), d_out(1);
     d_in.upload(in);
+    d_partial.poison();  // a second pass that reads one partial too many adds a NaN, or -1
     d_out.poison();
     launch_reduceShuffle(d_in.get(), n, d_partial.get(), d_out.get());
     std::vector<T> got;
@@ -308,14 +309,17 @@ bool check_reduce(size_t n, uint64_t seed) {
     return close_enough(got[0], ref, abs_ref, reduce_depth(n));
 }
 
-// Warp scans (segments of 32) or block scans (segments of kBlock).
+// Warp scans (segments of 32) or block scans (segments of kBlock). The outputs
+// have a block of poisoned guard elements past n, which must stay poisoned (a
+// store without its `i < n` test writes up to a block past the end).
 template <class T>
 bool check_scan(size_t n, bool block, uint64_t seed) {
     std::vector<T> in(n), inc, exc;
     fill_random(in, seed);
     std::vector<long double> ri(n), re(n), ra(n);
     segmented_scan_cpu(in.data(), n, block ? kBlock : kWarp, ri.data(), re.data(), ra.data());
-    common::DeviceBuffer<T> d_in(n), d_inc(n), d_exc(n);
+    const size_t guard = kBlock;
+    common::DeviceBuffer<T> d_in(n), d_inc(n + guard), d_exc(n + guard);
     d_in.upload(in);
     d_inc.poison();
     d_exc.poison();
@@ -325,7 +329,9 @@ bool check_scan(size_t n, bool block, uint64_t seed) {
     d_exc.download(exc);
     for (size_t i = 0; i < n; ++i)
         if (!close_enough(inc[i], ri[i], ra[i], kScanDepth) || !close_enough(exc[i], re[i], ra[i], kScanDepth)) return false;
-    return true;
+    const std::vector<unsigned char> poison(guard * sizeof(T), 0xFF);
+    return std::memcmp(inc.data() + n, poison.data(), poison.size()) == 0 &&
+           std::memcmp(exc.data() + n, poison.data(), poison.size()) == 0;
 }
 
 }  // namespace shuffle
