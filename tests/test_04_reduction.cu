@@ -46,6 +46,10 @@ struct Outcome {
     bool launched = false;  // a launcher that refuses returns "" and leaves the poison in place
 };
 
+// Poisoned elements past the input's end (and past the in-place kernels' copy of it): a
+// kernel that reads past n adds a NaN (or -1) and fails, whatever the allocator left there.
+constexpr size_t kGuard = 4096;
+
 // Runs kernel k once on fresh data and compares with the CPU.
 template <class T>
 Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
@@ -62,22 +66,25 @@ Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
         o.want = double(r.sum);
         o.tol = tolerance<T>(n, r.sum_abs);
     }
-    common::DeviceBuffer<T> d_in(n);
-    d_in.upload(x);
-    Workspace<T> ws(n);
+    std::vector<T> guarded(n + kGuard);
+    std::memcpy(guarded.data(), x.data(), n * sizeof(T));
+    std::memset(static_cast<void*>(guarded.data() + n), 0xFF, kGuard * sizeof(T));
+    common::DeviceBuffer<T> d_in(guarded.size());
+    d_in.upload(guarded);
+    Workspace<T> ws(guarded.size());
     CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
     CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
-    if (k.in_place) restore_work(d_in.get(), n, ws);
+    if (k.in_place) restore_work(d_in.get(), guarded.size(), ws);
     o.launched = !k.launch(d_in.get(), n, ws).empty();
     CHECK(cudaDeviceSynchronize());
     T got;
     CHECK(cudaMemcpy(&got, ws.out, sizeof(T), cudaMemcpyDeviceToHost));
     o.got = double(got);
     o.ok = !std::isnan(o.got) && !std::isnan(o.want) && std::fabs(o.got - o.want) <= o.tol;
-    // The input must be left alone (the in-place kernels work on a copy).
+    // The input must be left alone (the in-place kernels work on a copy), guard included.
     std::vector<T> after;
     d_in.download(after);
-    if (after != x) o.ok = false;
+    if (std::memcmp(after.data(), guarded.data(), guarded.size() * sizeof(T)) != 0) o.ok = false;
     return o;
 }
 
@@ -243,8 +250,10 @@ TEST(ReductionDeterminism, LastBlockKernelsAreBitIdentical) {
         std::vector<float> got(5);
         for (float& g : got) {
             if (k.in_place) restore_work(d.get(), n, ws);
-            k.launch(d.get(), n, ws);
+            CHECK(cudaMemset(ws.out, 0xFF, sizeof(float)));  // each run's own result, not the last one's
+            ASSERT_FALSE(k.launch(d.get(), n, ws).empty()) << k.name;
             CHECK(cudaMemcpy(&g, ws.out, sizeof(float), cudaMemcpyDeviceToHost));
+            ASSERT_FALSE(std::isnan(g)) << k.name << ": no result written";
         }
         for (float g : got) EXPECT_EQ(std::memcmp(&g, &got[0], 4), 0) << k.name;
     }
