@@ -227,13 +227,7 @@ bool run_toy() {
     std::vector<T> x(n);
     for (int i = 0; i < n; ++i) x[i] = T(i + 1);
     const auto want = toy_steps_cpu(x);
-    common::DeviceBuffer<T> d_x(n), d_hist(n * want.size());
-    d_x.upload(x);
-    d_hist.poison();
-    reduceToy<T><<<1, n / 2>>>(d_x.get(), n, d_hist.get());
-    CHECK_LAUNCH();
-    std::vector<T> hist;
-    d_hist.download(hist);
+    const std::vector<T> hist = toy_steps_gpu(x);
     std::printf("\ntoy (seed 002): %d %s values, one block of %d threads, in place; step k adds x[t + offset] into x[t]\n",
                 n, type_name<T>(), n / 2);
     auto show = [&](const char* label, const T* v, int live) {

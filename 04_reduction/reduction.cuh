@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include "common/buffer.cuh"
+#include "common/check.cuh"
 #include "common/kernel_list.hpp"
 #include "04_reduction/steps/00_reduceToy.cuh"
 #include "04_reduction/steps/01_reduceNeighbored.cuh"
@@ -158,6 +160,24 @@ std::vector<std::vector<T>> toy_steps_cpu(std::vector<T> x) {
         steps.push_back(x);
     }
     return steps;
+}
+
+// What the toy does on the GPU: one block of x.size() / 2 threads (x.size() a
+// power of two, 2 to 2048), the whole array after every step, step after step
+// (--toy prints it beside toy_steps_cpu; a test compares the two).
+template <class T>
+std::vector<T> toy_steps_gpu(const std::vector<T>& x) {
+    const int n = int(x.size());
+    int steps = 0;
+    for (int offset = n / 2; offset > 0; offset /= 2) ++steps;
+    common::DeviceBuffer<T> d_x(n), d_hist(size_t(n) * steps);
+    d_x.upload(x);
+    d_hist.poison();
+    reduceToy<T><<<1, n / 2>>>(d_x.get(), n, d_hist.get());
+    CHECK_LAUNCH();
+    std::vector<T> hist;
+    d_hist.download(hist);
+    return hist;
 }
 
 // Limits of --n: at least 1, at most 2^31 - 1 elements (the program holds

@@ -559,6 +559,32 @@ TEST(ReductionLargestN, Double) {
     largest_n<double>("double");
 }
 
+// ---- The toy (step 0): every step's whole array, stale values included --------
+// (--toy prints the same comparison; this runs it in `make test`.) The seed's 8
+// numbers, then random integers (exact in every type) up to 2048 values, 1024 threads.
+template <class T>
+void toy_matches_cpu(const char* type) {
+    for (int n : {2, 4, 8, 16, 64, 2048}) {
+        std::vector<int> v(n);
+        common::fill_uniform(v.data(), v.size(), uint64_t(n) * 7 + 1, -1000, 1000);
+        std::vector<T> x(n);
+        for (int i = 0; i < n; ++i) x[i] = n == 8 ? T(i + 1) : T(v[i]);
+        const auto want = toy_steps_cpu(x);
+        const std::vector<T> got = toy_steps_gpu(x);
+        ASSERT_EQ(got.size(), want.size() * n) << type << " n=" << n;
+        for (size_t s = 0; s < want.size(); ++s)
+            for (int i = 0; i < n; ++i)
+                ASSERT_EQ(got[s * n + i], want[s][i]) << type << " n=" << n << " step " << s << " x[" << i << "]";
+    }
+}
+
+TEST(ReductionToy, EveryStepMatchesTheCpu) {
+    SKIP_WITHOUT_GPU();
+    toy_matches_cpu<int>("int");
+    toy_matches_cpu<float>("float");
+    toy_matches_cpu<double>("double");
+}
+
 // ---- CPU only ------------------------------------------------------------
 TEST(ReductionCpu, ToyStepsAreTheSeeds) {
     const auto steps = toy_steps_cpu(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
