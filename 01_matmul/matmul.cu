@@ -89,6 +89,10 @@ void cublas_tf32(cublasHandle_t h, const float* A, const float* B, float* C, con
                               s.k, &zero, C, CUDA_R_32F, s.n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
+// TF32 needs 8.0 (GPU_PROFILE's compute capability, too): below it the TF32
+// peer is neither probed nor run, as no TF32 kernel runs there (plans.cuh).
+std::string tf32_peer_refusal() { return common::cc_refusal(80, "TF32 tensor cores"); }
+
 // What a product does to inputs with low mantissa bits: A holds 1 + j 2^-20
 // (not representable in TF32's 10-bit mantissa) and B = I, so fp32 returns
 // A exactly and TF32 rounds it. The fp32 peer must return A; the TF32 peer
@@ -275,7 +279,9 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
     const double peer_ms = run_one(
         "cublasSgemm", [&] { cublas_sgemm(handle, dA.get(), dB.get(), dC.get(), s); return std::string("fp32, CUBLAS_DEFAULT_MATH"); },
         true, -1, false, matmul::Math::Fp32);
-    const double tf32_peer_ms = run_one(
+    const std::string no_tf32 = tf32_peer_refusal();
+    if (!no_tf32.empty()) std::printf("%-28s not run: %s\n", "cublasGemmEx TF32", no_tf32.c_str());
+    const double tf32_peer_ms = !no_tf32.empty() ? 0.0 : run_one(
         "cublasGemmEx TF32", [&] { cublas_tf32(handle, dA.get(), dB.get(), dC.get(), s); return std::string("CUBLAS_COMPUTE_32F_FAST_TF32"); },
         true, -1, false, matmul::Math::Tf32);
     auto peer_of = [&](matmul::Math m) { return m == matmul::Math::Tf32 ? tf32_peer_ms : peer_ms; };
@@ -462,17 +468,20 @@ int main(int argc, char** argv) {
     const bool fp32 = returns_a_exactly([&](const float* A, const float* B, float* C, const Shape& s) {
         cublas_sgemm(handle, A, B, C, s);
     });
-    const bool tf32 = !returns_a_exactly([&](const float* A, const float* B, float* C, const Shape& s) {
+    const bool has_tf32 = tf32_peer_refusal().empty();
+    const bool tf32 = has_tf32 && !returns_a_exactly([&](const float* A, const float* B, float* C, const Shape& s) {
         cublas_tf32(handle, A, B, C, s);
     });
     std::printf("peers: cublasSgemm (math mode CUBLAS_DEFAULT_MATH) for the fp32 rows, cublasGemmEx "
                 "(CUBLAS_COMPUTE_32F_FAST_TF32) for the tf32 rows; probe A (1 + j 2^-20) times I: fp32 peer %s, "
                 "TF32 peer %s\n",
                 fp32 ? "exact (no TF32)" : "NOT exact: TF32 or another reduced precision is in use",
-                tf32 ? "rounded (TF32 in use)" : "EXACT: not TF32 (set NVIDIA_TF32_OVERRIDE?)");
+                !has_tf32 ? "not run (no TF32 before sm_80)"
+                : tf32    ? "rounded (TF32 in use)"
+                          : "EXACT: not TF32 (set NVIDIA_TF32_OVERRIDE?)");
 
     common::Report report("GFLOP/s", "cublas", {"peer", "rel_max", "rel_med"});
-    bool ok = fp32 && tf32;
+    bool ok = fp32 && (tf32 || !has_tf32);
     for (const Shape& s : shapes) ok &= run_shape(s, opt, handle, report);
     CUBLAS_CHECK(cublasDestroy(handle));
     if (!opt.common.csv.empty()) {
