@@ -58,6 +58,23 @@ namespace detail {
 // Does nothing: whether this binary holds code the current GPU runs.
 __global__ void image_probe() {}
 }  // namespace detail
+
+// "" if this binary holds code the current device runs; else what and why.
+// A binary built for another GPU (`make ARCH=sm_90`, run on an 8.6 card)
+// would fail at its first launch with a bare "no kernel image".
+inline std::string image_refusal() {
+    cudaFuncAttributes a;
+    const cudaError_t e = cudaFuncGetAttributes(&a, detail::image_probe);
+    if (e == cudaSuccess) return "";
+    (void)cudaGetLastError();  // not sticky: clear it
+    int dev = 0;
+    cudaDeviceProp p;
+    CHECK(cudaGetDevice(&dev));
+    CHECK(cudaGetDeviceProperties(&p, dev));
+    return "device " + std::to_string(dev) + " (" + p.name + ", compute capability " + std::to_string(p.major) + "." +
+           std::to_string(p.minor) + ") cannot run this build (" + cudaGetErrorName(e) +
+           "): it was compiled for another GPU. Rebuild it on this machine: make clean && make";
+}
 #endif
 
 // Selects device `id` or exits: 77 when there is no usable CUDA device at
@@ -89,18 +106,9 @@ inline DeviceInfo require_device(int id) {
         std::exit(2);
     }
     CHECK(cudaSetDevice(id));
-    cudaDeviceProp p;
-    CHECK(cudaGetDeviceProperties(&p, id));
 #if defined(__CUDACC__)
-    // A binary built for another GPU (`make ARCH=sm_90`, run on an 8.6 card) would
-    // fail at its first launch with a bare "no kernel image": say what and why now.
-    cudaFuncAttributes image;
-    const cudaError_t no_image = cudaFuncGetAttributes(&image, detail::image_probe);
-    if (no_image != cudaSuccess) {
-        std::fprintf(stderr,
-                     "device %d (%s, compute capability %d.%d) cannot run this build (%s): it was compiled "
-                     "for another GPU. Rebuild it on this machine: make clean && make\n",
-                     id, p.name, p.major, p.minor, cudaGetErrorName(no_image));
+    if (const std::string why = image_refusal(); !why.empty()) {
+        std::fprintf(stderr, "%s\n", why.c_str());
         std::exit(1);
     }
 #endif
@@ -109,6 +117,8 @@ inline DeviceInfo require_device(int id) {
         std::fprintf(stderr, "%s\n", g.error.c_str());
         std::exit(2);
     }
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, id));
     DeviceInfo d;
     d.id = id;
     d.name = p.name;

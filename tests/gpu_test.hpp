@@ -16,6 +16,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include "common/gpu_profile.cuh"
+#if defined(__CUDACC__)
+#include "common/device.cuh"  // image_refusal
+#endif
 
 namespace testing_gpu {
 
@@ -30,6 +33,18 @@ inline std::string no_gpu_reason() {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     return e == cudaSuccess ? "no device" : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+// "" if this binary can run on the device, else why not (built for another
+// GPU): every GPU test then fails with it, instead of the first one ending
+// the binary in a CHECK. (Host-only test files launch nothing.)
+inline std::string image_problem() {
+#if defined(__CUDACC__)
+    static const std::string why = common::image_refusal();
+    return why;
+#else
+    return "";
+#endif
 }
 
 inline bool gpu_required() {
@@ -142,6 +157,7 @@ void expect_fits_or_waived(const std::string& name, const std::vector<KernelLaun
                 FAIL() << "REQUIRE_GPU is set but no CUDA device is available (" << testing_gpu::no_gpu_reason() << ")"; \
             GTEST_SKIP() << "no CUDA device available (" << testing_gpu::no_gpu_reason() << ")"; \
         }                                                                                \
+        ASSERT_EQ(testing_gpu::image_problem(), "");                                     \
         ASSERT_EQ(common::gpu().error, "");                                              \
     } while (0)
 
