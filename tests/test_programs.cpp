@@ -291,6 +291,9 @@ TEST(Scripts, GpuTagNamesEachModelApart) {
         EXPECT_EQ(r.code, 0) << name << ": " << r.out;
         EXPECT_EQ(r.out, tag + "\n") << name;
     }
+    // A MIG slice is named apart from its whole GPU.
+    const runner::Outcome mig = runner::run("common/gpu_tag.sh", {"NVIDIA H100 80GB HBM3", "1g.10gb"});
+    EXPECT_EQ(mig.out, "h100-mig-1g.10gb\n");
 }
 
 }  // namespace
