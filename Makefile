@@ -71,7 +71,10 @@ GTEST    := -lgtest -lgtest_main -lpthread
 NVCC_STAMP := build/.nvcc-flags
 CXX_STAMP  := build/.cxx-flags
 stamp_text = $(subst ','\'',$(1))
-NVCC_TEXT  := $(call stamp_text,$(NVCC) $(NVFLAGS) $(ARCHFLAGS_matmul))
+# (-arch=native means this machine's GPUs: the stamp names them, so a build on another machine
+# with other GPUs, a shared home folder say, is rebuilt for them.)
+NATIVE_CCS := $(if $(filter native,$(ARCH)),$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d . | sort -u | tr '\n' ' '))
+NVCC_TEXT  := $(call stamp_text,$(NVCC) $(NVFLAGS) $(ARCHFLAGS_matmul)$(if $(NATIVE_CCS), (native: $(strip $(NATIVE_CCS)))))
 CXX_TEXT   := $(call stamp_text,$(CXX) $(CXXFLAGS))
 write_stamp = mkdir -p build && { [ "$$(cat $(1) 2>/dev/null)" = '$(2)' ] || printf '%s\n' '$(2)' > $(1); }
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)  # not under make -n, which changes nothing
