@@ -280,7 +280,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         "cublasSgemm", [&] { cublas_sgemm(handle, dA.get(), dB.get(), dC.get(), s); return std::string("fp32, CUBLAS_DEFAULT_MATH"); },
         true, -1, false, matmul::Math::Fp32);
     const std::string no_tf32 = tf32_peer_refusal();
-    if (!no_tf32.empty()) std::printf("%-28s not run: %s\n", "cublasGemmEx TF32", no_tf32.c_str());
+    if (!no_tf32.empty()) std::printf("note: the TF32 peer (cublasGemmEx) is not run: %s\n", no_tf32.c_str());
     const double tf32_peer_ms = !no_tf32.empty() ? 0.0 : run_one(
         "cublasGemmEx TF32", [&] { cublas_tf32(handle, dA.get(), dB.get(), dC.get(), s); return std::string("CUBLAS_COMPUTE_32F_FAST_TF32"); },
         true, -1, false, matmul::Math::Tf32);
