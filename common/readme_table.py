@@ -20,13 +20,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results  # noqa: E402
 
 
-def main_table(meta, rows):
+def command_text(meta, committed):
+    """The CSV's command; where its --csv went elsewhere (a GPU machine's output folder), where it is now."""
+    command = meta.get("command", "?")
+    written = re.search(r"--csv (\S+)", command)
+    if written and written.group(1) != committed:
+        return "`%s` (that CSV is `%s` here)" % (command, committed)
+    return "`%s`" % command
+
+
+def main_table(meta, rows, committed):
     rate, peer = results.rate_column(rows), results.peer_column(rows)
     problem = meta.get("default_problem") or rows[0]["problem"]
     unit = rate.replace("_per_", "/")
-    out = ["%s, %s, CUDA %s, driver %s, %s. Command: `%s`." % (
+    out = ["%s, %s, CUDA %s, driver %s, %s. Command: %s." % (
                problem, meta.get("gpu", "?"), meta.get("cuda_runtime", "?"), meta.get("driver", "?"),
-               meta.get("date", "?")[:10], meta.get("command", "?")),
+               meta.get("date", "?")[:10], command_text(meta, committed)),
            "",
            "| kernel | launch | ms | %s | %% of %s | max err | result |" % (unit, peer[len("pct_of_"):]),
            "|---|---|---:|---:|---:|---:|---|"]
@@ -39,7 +48,7 @@ def main_table(meta, rows):
     return "\n".join(out)
 
 
-def sweep_table(meta, rows):
+def sweep_table(meta, rows, committed):  # (committed: as main_table's)
     rate = results.rate_column(rows)
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
@@ -112,7 +121,8 @@ def render(readme_text, chapter):
 
         def sub(m):
             meta, rows = read_rows(os.path.join(chapter, "results", m.group(2) + ".csv"))
-            return m.group(1) + make(meta, rows) + "\n" + m.group(3)
+            committed = "/".join([os.path.basename(os.path.normpath(chapter)), "results", m.group(2) + ".csv"])
+            return m.group(1) + make(meta, rows, committed) + "\n" + m.group(3)
         readme_text = pattern.sub(sub, readme_text)
     replace("results", main_table)
     replace("sweep", sweep_table)
