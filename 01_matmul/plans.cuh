@@ -306,8 +306,9 @@ constexpr TileModel kWideModel = {256, 128, 32, 1, 1.00, 96}, kNarrowModel = {12
 // back: 2 x splits x M x N x 4 bytes more than storing C once, at the DRAM
 // rate, plus a second launch. Against a TF32 product that runs at ~400
 // TFLOP/s, the pass costs 2 x splits x 4 x 100 / (2 K) of the product's time:
-// 53% at 3000^3 with 4 slices (the committed sweep measured +27% over no
-// split there, with the waves the split filled), 20% at 1024 x 1024 x 8192
+// 53% at 3000^3 with 4 slices (a sweep of 2026-11-25 measured +27% over no
+// split there, with the waves the split filled; this model leaves it
+// unsplit), 20% at 1024 x 1024 x 8192
 // (where the split is 1.9x faster). The constants, measured on the H200:
 // the copy kernels' ~4.0 TB/s (05_transpose), step 14's 400 TFLOP/s at
 // 4096^3 (rate 1.00 of the wide tile), and a launch and drain of ~5 us
@@ -523,7 +524,9 @@ inline double strip_seconds(int N, int K) {
 // the tiles' slices of K may be no longer than the whole plan's, or than
 // kMaxStripSlice where that is longer: each slice is one fp32 sum of its
 // k-tiles' products in a block, and the error grows with it (the model prices
-// time only). Measured on the H200, max error / cuBLAS fp32's: 1021 x 1031 x
+// time only). Measured on the H200 with step 16k (2026-11-26; the committed
+// sweeps, after 16l-16n, have the picks at 0.66, 0.48 and 0.31), max error /
+// cuBLAS fp32's: 1021 x 1031 x
 // 16381 with a 7-column strip 1.21 with slices of 8191 (split-K 2, the tiles'
 // own plan), 0.78 with 4096 (4: the pick), 0.69 with 1024 (16, no strip);
 // 1031 x 2053 x 4099 with both strips 0.87 with one slice of 4099, 0.56 with

@@ -47,8 +47,8 @@ namespace transpose {
 // flight while others transpose.
 //
 // Measured, it is SLOWER than transposeSectorAligned at every shape of the
-// H200's sweep (0.88-0.89 of copy at 8192^2 against 0.96; README, "The copy
-// engine: tried, and slower"). Handing the global side to the copy engine
+// H200's sweep (2026-11-29: 0.909 of copy at 8192^2 against 0.973; three runs
+// of 2026-11-25, 0.88-0.89 against 0.96: README, "The copy engine: tried, and slower"). Handing the global side to the copy engine
 // leaves the threads with the part that limits these kernels: gathering
 // from shared memory, which needs many warps in flight.
 //
