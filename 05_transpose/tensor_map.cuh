@@ -86,13 +86,16 @@ transposeTensorMap(const __grid_constant__ InputRowClasses maps, float* __restri
     const int top = R0 - halo;  // the tile's first input row: a multiple of 4
     const int ncols = min(T, cols - c0);
 
+    // Fewer than 4 rows: the maps of the missing classes do not exist, so their boxes are zeroed
+    // here instead (the store side reads every class's rows around the matrix's, and stores none).
+    const int classes = min(rows, 4);
+    for (int i = classes * kMapBoxFloats + int(threadIdx.x); i < 4 * kMapBoxFloats; i += kMapThreads) tile[i] = 0.0f;
     if (threadIdx.x == 0) {
         common::mbarrier_init(&landed, 1);
         common::fence_mbarrier_init();
     }
     __syncthreads();
     if (threadIdx.x == 0) {  // the boxes' bytes count whole, zero-filled parts included
-        const int classes = min(rows, 4);
         const unsigned box_bytes = unsigned((T + halo) / 4 * kMapBoxCols * sizeof(float));
         common::mbarrier_arrive_expect_tx(&landed, unsigned(classes) * box_bytes);
 #pragma unroll  // constant k: each map's address is a fixed offset into the kernel's parameters
