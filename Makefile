@@ -54,11 +54,15 @@ endif
 NVFLAGS  := -std=c++17 -O3 -lineinfo -arch=$(ARCH) -I. -Xcompiler -Wall,-Wextra $(EXTRA_NVFLAGS)
 # 01_matmul's Hopper steps use wgmma and setmaxnreg, which only the arch-specific
 # target sm_90a has (its code runs on compute capability 9.0 only). Where ARCH is
-# sm_90 (or native on a 9.0 GPU), matmul and its tests are built for sm_90a instead.
+# sm_90, matmul and its tests are built for sm_90a instead; where it is native and
+# the machine has a 9.0 GPU, for each of its GPUs as -arch=native would, 9.0 as sm_90a.
 comma := ,
-NATIVE_CC := $(if $(filter native,$(ARCH)),$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d .))
-ifneq ($(filter sm_90 sm_90a,$(ARCH))$(filter 90,$(NATIVE_CC)),)
+# The machine's compute capabilities (90 for 9.0), each once, where ARCH is native.
+NATIVE_CCS := $(if $(filter native,$(ARCH)),$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d . | sort -u | tr '\n' ' '))
+ifneq ($(filter sm_90 sm_90a,$(ARCH)),)
   ARCHFLAGS_matmul := -gencode=arch=compute_90a$(comma)code=sm_90a
+else ifneq ($(filter 90,$(NATIVE_CCS)),)
+  ARCHFLAGS_matmul := $(foreach c,$(NATIVE_CCS),-gencode=arch=compute_$(c)$(if $(filter 90,$(c)),a)$(comma)code=sm_$(c)$(if $(filter 90,$(c)),a))
 endif
 # A chapter's flags: NVFLAGS, with its own target where it has one.
 nvflags = $(if $(ARCHFLAGS_$(1)),$(filter-out -arch=%,$(NVFLAGS)) $(ARCHFLAGS_$(1)),$(NVFLAGS))
@@ -73,7 +77,6 @@ CXX_STAMP  := build/.cxx-flags
 stamp_text = $(subst ','\'',$(1))
 # (-arch=native means this machine's GPUs: the stamp names them, so a build on another machine
 # with other GPUs, a shared home folder say, is rebuilt for them.)
-NATIVE_CCS := $(if $(filter native,$(ARCH)),$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d . | sort -u | tr '\n' ' '))
 NVCC_TEXT  := $(call stamp_text,$(NVCC) $(NVFLAGS) $(ARCHFLAGS_matmul)$(if $(NATIVE_CCS), (native: $(strip $(NATIVE_CCS)))))
 CXX_TEXT   := $(call stamp_text,$(CXX) $(CXXFLAGS))
 write_stamp = mkdir -p build && { [ "$$(cat $(1) 2>/dev/null)" = '$(2)' ] || printf '%s\n' '$(2)' > $(1); }
