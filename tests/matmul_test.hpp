@@ -88,19 +88,28 @@ inline std::string offsets_name(const Offsets& o) {
     return "offsets A+" + std::to_string(o.a) + " B+" + std::to_string(o.b) + " C+" + std::to_string(o.c);
 }
 
-// Runs `launch` on poisoned C and returns C.
+// Runs `launch` on poisoned C and returns C. C's buffer is poisoned around it
+// too, before C (its offset) and a row and a float4 after it: a kernel that
+// writes there (an edge guard off by one) fails here, not only under memcheck.
 template <class Launch>
 inline std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Offsets o = {}) {
-    const size_t nc = size_t(s.m) * s.n;
-    common::DeviceBuffer<float> dA(d.A.size() + o.a), dB(d.B.size() + o.b), dC(nc + o.c);
+    const size_t nc = size_t(s.m) * s.n, after = size_t(s.n) + 4;
+    common::DeviceBuffer<float> dA(d.A.size() + o.a), dB(d.B.size() + o.b), dC(o.c + nc + after);
     CHECK(cudaMemcpy(dA.get() + o.a, d.A.data(), d.A.size() * sizeof(float), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(dB.get() + o.b, d.B.data(), d.B.size() * sizeof(float), cudaMemcpyHostToDevice));
     dC.poison();  // NaN: an element nobody writes fails
     launch(dA.get() + o.a, dB.get() + o.b, dC.get() + o.c);
     CHECK(cudaDeviceSynchronize());
-    std::vector<float> got(nc);
-    CHECK(cudaMemcpy(got.data(), dC.get() + o.c, nc * sizeof(float), cudaMemcpyDeviceToHost));
-    return got;
+    std::vector<float> all;
+    dC.download(all);
+    size_t outside = 0;
+    const uint32_t poison = 0xFFFFFFFFu;
+    for (size_t i = 0; i < all.size(); ++i)
+        if ((i < o.c || i >= o.c + nc) && std::memcmp(&all[i], &poison, sizeof poison) != 0) ++outside;
+    if (outside > 0)
+        ADD_FAILURE() << outside << " floats written outside C (" << s.m << " x " << s.n << " x " << s.k << ", "
+                      << offsets_name(o) << ")";
+    return std::vector<float>(all.begin() + o.c, all.begin() + o.c + nc);
 }
 
 // The tolerance of a check: exact (integer data), or that of a kernel kind at K
