@@ -1,7 +1,8 @@
 // 01_matmul's tensor-core steps (11-17): every kernel within its tolerance
 // at shapes that break tiling; each TMA + wgmma step's configurations (both
 // tiles, a block per tile or a few walking all tiles, every split-K factor)
-// exact on integers; the planted dropped k-step; what the launchers padded.
+// exact on integers; the planted dropped k-step; what the launchers padded;
+// the TF32 rounding (the TMA's, every kernel's, 3xTF32's pre-pass).
 #include <type_traits>
 #include "tests/matmul_test.hpp"
 
@@ -548,6 +549,74 @@ TEST(Tf32Rounding, TheTmaRoundsAsToTf32AsTmaTiesToEven) {
     EXPECT_EQ(differ, 0) << "the first at element " << first << " (" << (first >= 0 && kind[first] == 0 ? "a tie" : "not a tie")
                          << "): TMA " << std::hex << (first >= 0 ? tma[first] : 0) << ", cvt.rn " << (first >= 0 ? rn[first] : 0);
     EXPECT_GT(ties_rna_differs, 0) << "no tie where rounding away and to even differ: the test proves nothing";
+}
+
+// Every TF32 kernel rounds its operands to nearest, A's and B's. The tolerance
+// admits truncation (matmul.cuh keeps it as a margin), so this is an exact
+// check on data where the two differ: a = 1 + 0.75 x 2^-10 is 1 + 2^-10 to
+// nearest and 1 truncated (no tie), and C = A B with A all a and B all 1 (or
+// the other way round) is K (1 + 2^-10) to nearest, exact in fp32 at every
+// partial sum (K <= 256: 11 to 13 significant bits). A TFLOAT32 map that
+// became FLOAT32 (the TMA then truncates), or step 11 without its cvt.rna,
+// gives K.
+TEST(Tf32Rounding, EveryTf32KernelRoundsItsOperandsToNearest) {
+    SKIP_WITHOUT_GPU();
+    const float a = 1.0f + 0.75f * std::ldexp(1.0f, -10), b = 1.0f;
+    for (const matmul::Kernel& k : matmul::kernels()) {
+        if (k.math != matmul::Math::Tf32 || !testing_gpu::runs_here(k.name, matmul::waiver(k))) continue;
+        for (const Shape& s : {Shape{128, 128, 64}, Shape{129, 67, 40}, Shape{257, 260, 256}}) {
+            const float want = float(s.k) * (1.0f + std::ldexp(1.0f, -10));
+            for (bool a_side : {true, false}) {
+                Data d;
+                d.A.assign(size_t(s.m) * s.k, a_side ? a : b);
+                d.B.assign(size_t(s.k) * s.n, a_side ? b : a);
+                std::string what;
+                const std::vector<float> got =
+                    run(d, s, [&](const float* A, const float* B, float* C) { what = k.launch(A, B, C, s.m, s.n, s.k); });
+                size_t bad = 0, first = 0;
+                for (size_t i = 0; i < got.size(); ++i)
+                    if (got[i] != want && bad++ == 0) first = i;
+                EXPECT_EQ(bad, 0u) << k.name << " (" << what << ") on " << name_of(s) << ", " << (a_side ? "A" : "B")
+                                   << " rounded: element " << first << " is " << got[first] << ", to nearest "
+                                   << want << ", truncated " << float(s.k);
+            }
+        }
+    }
+}
+
+// Step 16m: where K % 4 == 0 the pre-pass writes only A_small = a - A_big,
+// with A_big as the TFLOAT32 map rounds it (ties to even, to_tf32_as_tma),
+// not as cvt.rna would (ties away). On random floats ties are 1 in 8192 and
+// the difference hides in the tolerance; here every element of A is a tie
+// (the 13 dropped bits 0x1000), half of them with an odd last kept bit, where
+// the two roundings differ. A pre-pass that rounded the other way would leave
+// A_big + A_small one TF32 step off a at every such element.
+TEST(Tf32Rounding, ThreeTf32PrePassSplitsTiesAsItsMapRoundsThem) {
+    SKIP_WITHOUT_GPU();
+    SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemm3xTf32")));
+    for (const Shape& s : {Shape{64, 64, 64}, Shape{129, 67, 256}}) {
+        Data d;
+        d.A.resize(size_t(s.m) * s.k);
+        uint32_t seed = 777;
+        for (float& x : d.A) {
+            seed = seed * 1664525u + 1013904223u;
+            const uint32_t u = (seed & 0x807fe000u) | (126u << 23) | 0x1000u;  // in [0.5, 1), either sign: a tie
+            std::memcpy(&x, &u, 4);
+        }
+        d.B.resize(size_t(s.k) * s.n);
+        common::fill_uniform(d.B.data(), d.B.size(), 778, -1.0f, 1.0f);
+        d.ref.resize(size_t(s.m) * s.n);
+        d.scale.resize(d.ref.size());
+        d.sq.resize(d.ref.size());
+        matmul::matmul_cpu(d.A.data(), d.B.data(), d.ref.data(), d.scale.data(), s.m, s.n, s.k, d.sq.data());
+        std::string what;
+        const std::vector<float> got = run(d, s, [&](const float* A, const float* B, float* C) {
+            what = matmul::launch_sgemm3xTf32_with<matmul::Split3Tile>(A, B, C, s.m, s.n, s.k, 1, 1 << 20, false);
+        });
+        EXPECT_NE(what.find(" A_small split"), std::string::npos) << name_of(s) << ": " << what;
+        const Result r = compare(got, d, within(matmul::Math::Tf32x3, s.k));
+        EXPECT_EQ(r.bad, 0u) << name_of(s) << " (" << what << "): " << describe(r, s);
+    }
 }
 
 }  // namespace
