@@ -91,6 +91,9 @@ inline std::string offsets_name(const Offsets& o) {
 // Runs `launch` on poisoned C and returns C. C's buffer is poisoned around it
 // too, before C (its offset) and a row and a float4 after it: a kernel that
 // writes there (an edge guard off by one) fails here, not only under memcheck.
+// The launchers' scratch that earlier runs left (split-K partials, padded and
+// split copies) is poisoned as well: a slice or a copy that a launch forgets to
+// write is then not read, right, from an earlier launch's.
 template <class Launch>
 inline std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Offsets o = {}) {
     const size_t nc = size_t(s.m) * s.n, after = size_t(s.n) + 4;
@@ -98,6 +101,9 @@ inline std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Of
     CHECK(cudaMemcpy(dA.get() + o.a, d.A.data(), d.A.size() * sizeof(float), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(dB.get() + o.b, d.B.data(), d.B.size() * sizeof(float), cudaMemcpyHostToDevice));
     dC.poison();  // NaN: an element nobody writes fails
+    const matmul::ScratchBuffers& scratch = matmul::scratch_buffers();
+    for (int w = 0; w < matmul::kScratchKinds; ++w)
+        if (scratch.p[w]) CHECK(cudaMemset(scratch.p[w], 0xFF, scratch.floats[w] * sizeof(float)));
     launch(dA.get() + o.a, dB.get() + o.b, dC.get() + o.c);
     CHECK(cudaDeviceSynchronize());
     std::vector<float> all;

@@ -415,18 +415,18 @@ TEST(MatmulAlignment, Tf32MmaPaddedAndFourByteCopiesAreBothExact) {
     SKIP_IF_WAIVED(matmul::waiver(common::kernel_named(matmul::kernels(), "sgemmTf32Mma")));
     for (const Shape& s : {Shape{129, 127, 9}, Shape{1000, 333, 77}, Shape{257, 384, 1001}, Shape{64, 64, 64}})
         for (bool pad : {true, false})
-            for (bool small : {false, true}) {  // 128 x 128 tiles, or step 11c's 64 x 64
+            for (const std::string tile : {"64x64", "128x128 s3", "128x128 s2"}) {  // step 11c's; 3 stages or 2
+                if (tile == "128x128 s3" && !common::smem_refusal(matmul::MmaTile128::SMEM).empty()) continue;
                 std::string what;
-                expect_exact(s, std::string(pad ? "padded" : "4-byte") + (small ? " 64x64" : ""),
+                expect_exact(s, std::string(pad ? "padded " : "4-byte ") + tile,
                              [&](const float* A, const float* B, float* C) {
-                                 // the 128 x 128 tile the launcher would take: 3 stages where they fit
-                                 const bool s3 = common::smem_refusal(matmul::MmaTile128::SMEM).empty();
-                                 what = small ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile64>(
-                                                    A, B, C, s.m, s.n, s.k, pad)
-                                        : s3  ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(
-                                                    A, B, C, s.m, s.n, s.k, pad)
-                                              : matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128s2>(
-                                                    A, B, C, s.m, s.n, s.k, pad);
+                                 what = tile == "64x64" ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile64>(
+                                                              A, B, C, s.m, s.n, s.k, pad)
+                                        : tile == "128x128 s3"
+                                            ? matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128>(A, B, C, s.m, s.n,
+                                                                                                   s.k, pad)
+                                            : matmul::launch_sgemmTf32Mma_with<matmul::MmaTile128s2>(A, B, C, s.m,
+                                                                                                     s.n, s.k, pad);
                                  return what;
                              });
                 const bool a_off = s.k % 4 != 0, b_off = s.n % 4 != 0;
