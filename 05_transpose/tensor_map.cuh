@@ -44,8 +44,9 @@
 // sweep, by 1.1-6.1% from 4096^2 up (H200, the sweep of 2026-11-29: 0.945 of
 // copy at 8192^2 against 0.973; README, the kernel table and "Tensor maps").
 // It executes 20-24% fewer instructions, but asks L2 for 8-30% more sectors
-// (the 68-float boxes, the 256-byte L2 promotion), and on the H200 the link between the
-// two halves of the L2 is 92-96% busy in both kernels, as in the copy itself.
+// (the 68-float boxes, the 256-byte L2 promotion), and on the H200 the link
+// between the two halves of the L2 is 92-96% busy in both kernels, as in the
+// copy itself.
 #pragma once
 #include <cstdint>
 #include <string>
