@@ -59,7 +59,7 @@ struct TileKernel {
     int bx, by;             // block (= tile) shape; bx*by threads
     int elem_bytes;         // 4, 8 or 16
     int tile_elems;         // elements one block moves
-    int tiles_per_block;    // how many of the program's tiles (32x32 words) one block stands for
+    int tiles_per_block;    // how many of the program's tiles one block stands for (1; the opt-in kernel: 24, in 32x32-int units)
     Perm perm;
     LaunchFn launch;
     std::vector<Request> (*trace)();

@@ -17,7 +17,8 @@ namespace reduction {
 // ~1000 * eps * sum|x|: true and useless. With inputs of random sign the
 // rounding errors do not line up: the error grows like eps * sum|x| times a
 // small factor. We allow 2 * (log2(n) + 1) * eps * sum|x|, which holds with a
-// wide margin for random data and is still ~1000x tighter than the worst case.
+// wide margin for random data and is still ~17x tighter than that worst case
+// (58 eps against ~1000 eps at 2^28).
 template <class T>
 double tolerance(size_t n, long double sum_abs) {
     const double eps = std::numeric_limits<T>::epsilon();

@@ -1,5 +1,5 @@
-// bulk_copy.cuh - 05_transpose's last kernel, transposeBulkCopy (Hopper,
-// sm_90): transposeSectorAligned's tiles moved by the copy engine. Device code
+// bulk_copy.cuh - transposeBulkCopy (Hopper, sm_90), 05_transpose's
+// next-to-last kernel: transposeSectorAligned's tiles moved by the copy engine. Device code
 // only; its launcher, waiver and place in the kernel list are in transpose.cuh,
 // which includes this file.
 #pragma once

@@ -4,9 +4,11 @@
 // A preset (t4, a100, rtx3090, rtx4090, rtx5090, h100) or an explicit list,
 // e.g. GPU_PROFILE=cc=8.6,sms=84,smem_block=101376,smem_sm=102400,l2=6291456
 // (optional: cluster=N, the largest cluster; threads_sm=N and blocks_sm=N, the
-// threads and blocks an SM holds). The capability may be any: it
-// decides which kernels a program is willing to run, and one that needs what
-// the real GPU lacks stays waived. The numbers can only go down: a preset's
+// threads and blocks an SM holds). The capability decides which kernels a
+// program is willing to run; one that needs what the real GPU lacks stays
+// waived. An explicit cc also sets the largest cluster where cluster= is not
+// given (16 from 9.0, 8 from 10.0), so a cc above the GPU's that has clusters
+// needs cluster=0 on a GPU without them. The numbers can only go down: a preset's
 // are capped at the real GPU's (a persistent grid sized for 170 SMs on a
 // 132-SM GPU would wait for blocks that never become resident), and an
 // explicit profile asking for more than the GPU has is refused (gpu().error;

@@ -1,9 +1,10 @@
 // kernel_list.hpp - a chapter's kernels() and pitfalls() lists, looked up by name.
 //
 // Every chapter keeps its kernels in a std::vector of a struct with at least
-// `name` (const char*) and `what` (a one-line description), in teaching order,
-// and its seed's broken patterns in a separate pitfalls() list of the same
-// type. Programs and tests find a kernel by name, never by position, so
+// `name` (const char*) and `what` (a one-line description), in teaching order
+// (kernels(); 03: tile_kernels() and sweep_kernels()), and, where its program
+// shows them (01, 02, 04, 06, 07), its seed's broken patterns in a separate
+// pitfalls() list of the same type (05's seed pitfall is in its tests). Programs and tests find a kernel by name, never by position, so
 // inserting a step does not silently change what a test checks.
 #pragma once
 #include <stdexcept>

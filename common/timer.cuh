@@ -23,7 +23,8 @@ namespace common {
 // nothing to prepare. (Without that synchronization the kernel would be
 // queued behind the preparation and its launch latency hidden from the
 // timing, flattering exactly the kernels that need preparing.)
-// Two events around one launch; elapsed() waits for the stop event.
+// Two events around one launch; time() records them, waits for the stop event
+// and returns the milliseconds.
 class EventTimer {
   public:
     EventTimer() {
@@ -87,7 +88,7 @@ double time_median_ms(Launch&& launch, int warmup, int reps) {
 // larger than L2 would find in it what that kernel left: up to 3% faster or
 // slower, by the order of the list). Not for kernels held at the GPU's power
 // cap: there each inherits the power state the one before leaves (01_matmul
-// times its kernels alone; its README, "Under sustained load").
+// times its kernels alone; 01_matmul/WORKLOG.md, "Under sustained load, measured").
 inline std::vector<double> time_interleaved_ms(const std::vector<std::function<void()>>& launches, int warmup,
                                                int reps) {
     for (const auto& launch : launches)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_gpus.sh - make check-gpus: every chapter as on each GPU of common/gpu.cuh's presets, on
+# check_gpus.sh - make check-gpus: every chapter as on each GPU of common/gpu_profile.cuh's presets, on
 # the GPU here. Per preset: a build for its architecture (PTX only, compute_NN, so the driver
 # JIT-compiles the pre-Hopper code paths for this GPU; sm_90 for h100), its tests and every
 # program at the small sizes of NN_name/sanitize.args (each of its command lines), under GPU_PROFILE=<preset>. A preset newer

@@ -50,7 +50,8 @@ std::string launch_reduceSmemDyn(const T* in, size_t n, Workspace<T>& ws) {
 // shared memory, but the tree's conditions test the GLOBAL thread id
 // (`tid < 64` with tid = threadIdx.x + blockIdx.x * blockDim.x). Only block 0
 // has such threads; every other block skips its whole tree and reports just
-// its thread 0's value. Right with one block, wrong with two or more.
+// its thread 0's value. Right with one block, wrong as soon as a block other
+// than block 0 holds two or more elements.
 template <class T>
 __global__ void reduceGlobalTid(const T* __restrict__ in, size_t n, T* __restrict__ partial) {
     extern __shared__ __align__(16) unsigned char smem_raw[];

@@ -12,7 +12,8 @@ namespace reduction {
 // ---- The kernel ------------------------------------------------------------
 // reduceLastWarpShfl: the last warp sums with warp_sum_down (block_sum.cuh):
 // a shuffle is one instruction all 32 lanes execute together.
-// Look for: no shared memory traffic for the last 6 steps, no __syncwarp().
+// Look for: no shared memory traffic for the last 5 steps (the 64 -> 32 step
+// still reads two values), no __syncwarp().
 template <class T>
 __global__ void __launch_bounds__(kBlock) reduceLastWarpShfl(const T* __restrict__ in, size_t n, T* __restrict__ partial) {
     __shared__ T s[kBlock];

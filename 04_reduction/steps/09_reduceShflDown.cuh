@@ -12,8 +12,9 @@ namespace reduction {
 // ---- The kernel ------------------------------------------------------------
 // reduceShflDown: block_sum (block_sum.cuh): each warp's warp_sum_down, one
 // value per warp to shared memory, one barrier, warp 0 sums those.
-// Look for: log2(128) = 7 steps and 1 barrier, against the shared-memory
-// tree's 7 steps and 7 barriers.
+// Look for: 1 barrier and 10 shuffle rounds (5 in each warp, then 5 in warp
+// 0) for log2(128) = 7 levels, against the shared-memory tree's 7 levels and
+// 8 barriers.
 template <class T>
 __global__ void __launch_bounds__(kBlock) reduceShflDown(const T* __restrict__ in, size_t n, T* __restrict__ partial) {
     const T v = block_sum<kBlock>(load_unrolled<8>(in, n, size_t(blockIdx.x) * kBlock * 8, threadIdx.x));

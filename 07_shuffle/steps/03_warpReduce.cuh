@@ -7,9 +7,10 @@
 namespace shuffle {
 
 // ---- The kernel ----------------------------------------------------------------
-// warpReduce: the xor butterfly. After step i every lane holds the sum of its
-// 2i-lane group, so after 5 steps EVERY lane holds the total, 496 (seed 001
-// says "to lane 0"; it is in all of them: compare with warpReduceDown, step 6).
+// warpReduce: the xor butterfly. After the k-th step (lane masks 16, 8, 4, 2,
+// 1) every lane holds the sum of 2^k lanes, those equal to it modulo 32 / 2^k,
+// so after 5 steps EVERY lane holds the total, 496 (seed 001 says "to lane 0";
+// it is in all of them: compare with warpReduceDown, step 6).
 __global__ void warpReduce(int* out) {
     const int laneId = threadIdx.x % kWarp;
     int value = 31 - laneId;
