@@ -354,7 +354,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         if (matmul::strip_rows(s.m) > 0) strips.push_back(matmul::strip_rows(s.m));
         for (int strip : strips) {
             for (bool pad : {true, false}) {
-                if (!pad && s.n % 4 == 0) continue;  // only odd N has a 4-byte-B variant
+                if (!pad && s.n % 4 == 0) continue;  // only N % 4 != 0 has a 4-byte-B variant
                 for (size_t ci = 0; ci < matmul::configs().size(); ++ci) {
                     const matmul::Config& cfg = matmul::configs()[ci];
                     std::printf("%-16s", (std::string(cfg.name) + (s.n % 4 == 0 ? "" : pad ? " pad" : " B4") +

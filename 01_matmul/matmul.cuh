@@ -209,8 +209,9 @@ inline double tf32_tolerance(int K, double exact, double S, double Q) {
 
 // 3xTF32 (step 16): x = x_big + x_small leaves |x - x_big - x_small| <=
 // 2^-23 |x| and the dropped a_small b_small is <= 2^-22 |a b|, so each
-// product is off by at most ~2^-21 |a_k b_k|: the TF32 model above with
-// 2^-21 in place of 2^-10 (rounded to nearest, no mean), plus fp32's.
+// product is off by at most ~2^-21 |a_k b_k|, a range of 2^-20 as TF32's
+// 2^-11 is one of 2^-10: the TF32 model above with 2^-20 in place of 2^-10
+// (rounded to nearest, no mean), plus fp32's.
 inline double tf32x3_tolerance(int K, double exact, double S, double Q) {
     return std::ldexp(1.0, -20) * (std::fabs(exact) + 8.0 * Q) + tolerance_factor(K) * S;
 }
@@ -228,7 +229,8 @@ inline double tolerance_of(Math math, int K, double exact, double S, double Q) {
 // Sizes the program accepts.
 // ---------------------------------------------------------------------------
 
-// grid.y of the seed kernels is at most 65535 blocks of 16 (or 8) rows;
+// grid.y of the seed kernels is at most 65535 blocks of 16 rows (steps 2-3) or
+// 8 columns (step 1);
 // each matrix at most 2^31 floats (8 GiB), so every element index fits an
 // int64 and the CPU side stays sane. Index products (row * ld) are size_t.
 constexpr int64_t kMaxDim = 65535LL * 8;

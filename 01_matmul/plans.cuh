@@ -336,7 +336,7 @@ inline double with_split_pass(double rate, double peer_flops, int M, int N, int 
     return 1.0 / (1.0 / rate + pass * peer_flops / flops);
 }
 
-// The plan of one shape for steps 13-16: the tile (wide or narrow) and split-K slices.
+// The plan of one shape for steps 13-17: the tile (wide or narrow) and split-K slices.
 struct Tf32Plan {
     bool wide = true;
     int splits = 1;
@@ -379,7 +379,7 @@ inline Tf32Plan plan_3xtf32(int M, int N, int K, const common::Gpu& g, int min_s
                      pair_sum_refusal<Split3Tile>(g).empty(), kMin3xTf32Slice, min_splits);
 }
 
-// ---- Where the wgmma steps (12-16) run -----------------------------------------
+// ---- Where the wgmma steps (12-17) run -----------------------------------------
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __global__ void hopperProbe(int* has_sm90a) { *has_sm90a = 1; }
 #else
@@ -449,7 +449,7 @@ inline std::string launch_sgemmTmaWgmmaSplitK(const float* A, const float* B, fl
                   : launch_sgemmTmaWgmmaSplitK_with<W::Narrow>(A, B, C, M, N, K, p.splits, g.sms);
 }
 // Step 17 runs step 15's plan (tile and split-K), its blocks in pairs, where
-// that paid in the H100 sweep with multicast everywhere (README, step 17):
+// that paid in the H100 sweep with multicast everywhere (WORKLOG.md, step 17):
 // 256-row tiles (half an A tile is 16 KB, a third of what a block reads a
 // k-tile; with 128-row tiles a quarter), K in one slice, at least two pairs of
 // tiles for every cluster the GPU holds and four k-tiles: 0.99-1.11x step 15

@@ -93,7 +93,7 @@ struct Plan {
     std::string why_not;  // when !ok: "WAIVED: ..." (the device lacks a feature), "n/a: ..." (too many
                           // bins for this kernel) or "invalid: ..." (not a bin count at all)
     PlainKernel plain_kernel = nullptr;      // histGlobalAtomics, histSmemStatic, histSmem
-    ClusterKernel cluster_kernel = nullptr;  // clusterHist, clusterHistFastT
+    ClusterKernel cluster_kernel = nullptr;  // clusterHist, clusterHistFastT, clusterHistExchange
     int grid = 0, cluster = 1;
     int cluster_arg = 0;  // the cluster kernel's last argument: bins_per_block (clusterHist), log2(cluster)
                           // (clusterHistFastT) or the groups of bins (clusterHistExchange)

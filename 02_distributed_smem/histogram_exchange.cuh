@@ -89,8 +89,8 @@ static_assert(kExVecs * kExThreads % kExSliceVecs == 0, "a block's round is whol
 
 // One group: which samples each round reads is not fixed in advance. The
 // clusters, and histShareAtomics on the SMs the clusters leave idle, claim
-// slices of 4096 samples from one counter (a cluster 16 C at a time, one
-// round's worth; the share kernel one at a time), so the faster side takes more:
+// slices of 4096 samples from one counter (a cluster 4 C at a time, one
+// round's worth, 16384 C samples; the share kernel one at a time), so the faster side takes more:
 // where the idle SMs' global atomics are slow (skewed data, hot bins) they take
 // little. launch() zeroes the counter before every launch; one histogram at a
 // time per device.

@@ -31,7 +31,8 @@ namespace distributed_smem {
 
 namespace cg = cooperative_groups;
 
-constexpr int kThreads = 512;            // every histogram kernel's block size
+constexpr int kThreads = 512;            // the block size (Plan::threads), but clusterHistFastT's
+                                         // kFastThreads where one block fills an SM, the exchange's kExThreads
 constexpr int kStaticBins = 12288;       // histSmemStatic's array: 48 KB, the static limit
 constexpr int64_t kMaxSamples = 4294967295ll;  // 2^32 - 1: a 32-bit counter cannot wrap
 

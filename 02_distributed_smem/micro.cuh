@@ -145,7 +145,7 @@ __global__ void syncCost(int iters, long long* cycles) {
 // size (0 and "-": none), the rate column `value` in the row's `unit`, and
 // `h100_published` the published H100 figure where there is one (the README
 // cites it). Repetitions: the latency and barrier rows are one launch each,
-// because the kernel times itself with clock64() over 2^14 dependent loads
+// because the kernel times itself with clock64() over 2^14 to 2^16 dependent loads
 // (1000 barriers) and an event median over launches would measure launch
 // overhead, not the loads; the bandwidth and atomics rows are the median of
 // --reps launches under the common rule (timer.cuh).

@@ -13,7 +13,7 @@ namespace matmul {
 // MatMulKernelNaive (seed 004, question 3): threadIdx.x walks the ROWS of C.
 // The 32 threads of a warp read A at 32 different rows (K floats apart: 32
 // sectors per request), all read the same B element (one broadcast), and
-// write C 32 rows apart. "Neither A nor B is coalesced: how to improve?"
+// write C in 32 different rows (N floats apart). "Neither A nor B is coalesced: how to improve?"
 // Look for: the slowest row, and ncu's ~32 global sectors per load request.
 __global__ void MatMulKernelNaive(float* C, const float* A, const float* B, int M, int N, int K) {
     const unsigned ix = blockIdx.x * blockDim.x + threadIdx.x;  // row of C

@@ -19,10 +19,11 @@ namespace matmul {
 // While the warps compute on k-tile kt, k-tiles kt+1 .. kt+STAGES-1 are in
 // flight: one barrier per k-tile and no registers spent on staging.
 //  - The copies follow CopyPlan (pipeline.cuh). Where B cannot be read with
-//    16-byte copies (N % 4 != 0, or B not 16-byte aligned) the launcher first
+//    16-byte copies (N % 4 != 0, or B not 16-byte aligned) the launcher, where
+//    the product is large enough to pay for it (plans.cuh, pad_b_pays), first
 //    copies it into a buffer with ldb = N rounded up to 32 (zero-padded), which
 //    costs one pass over B and measured faster than 4-byte copies of B
-//    (WORKLOG.md, step 8d).
+//    (WORKLOG.md, step 8d); smaller products read B with 4-byte copies.
 //  - Edge tiles are zero-filled (src_size 0).
 //  - The epilogue stores float4 where C allows it (N % 4 == 0, 16-byte
 //    aligned); otherwise each warp passes its results through shared memory
@@ -75,7 +76,7 @@ sgemmCpAsync(const float* __restrict__ A, const float* __restrict__ B, float* __
         // A's after k 0, B's after k 1. Issued in one burst before k 0, they
         // stalled the warps (ncu: fixed-latency waits on the LDGSTS); 128 x 256
         // x 16 measured 2-3% faster this way, the BK = 32 tiles up to 3%
-        // slower at 4096^3 (README, step 8f; exercise 20).
+        // slower at 4096^3 (WORKLOG.md, step 8f; README exercise 20).
         const bool copy_next = kt + T::STAGES - 1 < num_tiles;
         mma_k<T>(as, bs, 0, acc);
         if (copy_next) copy.load_a(As + write_stage * T::A_STAGE, K);

@@ -212,8 +212,9 @@ sgemmStreamK(const float* __restrict__ A, const float* __restrict__ B, float* __
 // stay whole. (Sharing out only the last wave's tiles over all blocks cuts
 // every tile into many pieces, which its owner adds one by one: slower, see
 // WORKLOG.md, step 9.) With no whole wave (fewer tiles than
-// slots / 2) every tile is split, with at least kStreamKMinItersPerBlock
-// k-tiles per block.
+// slots / 2) the tiles' k-tiles are shared over about sk_iters /
+// kStreamKMinItersPerBlock blocks, never fewer than one a tile (with fewer
+// than 4 k-tiles a tile, each block takes one whole tile).
 constexpr long long kStreamKMinItersPerBlock = 4;
 struct StreamKLaunch {
     StreamK plan;

@@ -72,7 +72,8 @@ struct MmaTile {
     static_assert(WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0 && BM % WM == 0 && BN % WN == 0, "tile layout");
 };
 // plans.cuh's: 4 warps of 64 x 64 (4 x 8 mma tiles, 128 accumulators per
-// thread), 3 stages of 35 KB (two blocks per SM), 2 where that does not fit.
+// thread), 3 stages of 35 KB (two blocks per SM), 2 where that does not fit;
+// small products: 4 warps of 32 x 32 (MmaTile64, step 11c).
 
 // ROWS x COLS floats of a row-major matrix (pitch ld) from src into shared
 // memory (pitch LDS) with cp.async, zero-filling rows >= rows_left and

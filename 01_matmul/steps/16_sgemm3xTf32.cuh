@@ -32,7 +32,8 @@
 //  - Three wgmmas per k8 step: b_small^T a_big, b_big^T a_small, b_big^T a_big,
 //    into accumulators that the FMA units add to the running sum (the tensor
 //    cores' own accumulation is less accurate than fp32 FADD: measured,
-//    README): the big products every 2 k-tiles, the small ones, in an
+//    WORKLOG.md, step 16): the big products every 2 k-tiles (4 where one block
+//    sums a long K, step 16n), the small ones, in an
 //    accumulator of their own, once a tile (step 16l; where A is split in the
 //    kernel, all 12 products of each k-tile into one). That needs wait_group 0
 //    every k-tile: the two consumer warpgroups keep the tensor cores busy in turn.
@@ -97,7 +98,7 @@ struct Tile {
     // product: the consumers hold an accumulator for the small products too (240), the producer
     // keeps the least there is (24). A split in the kernel: the producer's warps 1-3 need 40 for
     // their split loop, which ptxas unrolls (written one float4 at a time, as 24 registers allow,
-    // it made the product wait: 7-8% slower, README step 16l), and the consumers keep one
+    // it made the product wait: 7-8% slower, WORKLOG.md step 16l), and the consumers keep one
     // accumulator (232).
     template <bool kSplitInKernel>
     struct Regs {
@@ -235,7 +236,9 @@ __device__ __forceinline__ float* ring_of(uint8_t* smem_raw) {
 }
 
 // ---- The kernel ------------------------------------------------------------
-// tma_a_big maps A_big (the pre-pass's) or, with kSplitInKernel, A itself;
+// tma_a_big maps A_big: A itself read as TFLOAT32 (the TMA rounds it, step
+// 16m), or the pre-pass's A_big where A's rows are not 16-byte aligned; with
+// kSplitInKernel, A (or its padded copy) as FLOAT32;
 // tma_a_small maps A_small (unused with kSplitInKernel). kPairSum: launched
 // in clusters of 2 along y with two slices of K, summed in the cluster. C:
 // M x N, rows ldc floats apart; split-K's partial slices: M x N, contiguous.
@@ -316,7 +319,7 @@ sgemm3xTf32(const __grid_constant__ CUtensorMap tma_a_big, const __grid_constant
         const BtRows rows(warpgroup - 1, warp, g);
         // The tensor cores accumulate into `part`, and the FMA units add it to
         // `sum` in fp32, rounded to nearest: the tensor cores' own adder is less
-        // accurate over the whole of K (README, accuracy). `part` must be final
+        // accurate over the whole of K (WORKLOG.md, step 16). `part` must be final
         // before it is added: wait_group 0 every k-tile, and the two consumer
         // warpgroups keep the tensor cores busy in turn.
         // kApart (step 16l, where A is split before the product): the small

@@ -16,14 +16,16 @@
 // too), so `empty` counts the consumer warps of both blocks, and each warp
 // arrives on its own block's barrier and on the other's (mapa: a
 // shared::cluster address). The pair runs in step: each `full` needs both halves.
-// The pitfall (README, step 17): that remote arrive written with
+// The pitfall (WORKLOG.md, step 17): that remote arrive written with
 // `.release.cluster` (common::mbarrier_arrive_cluster, right where data flows
 // between blocks, as in chapter 02 and step 16d) compiles to a MEMBAR.ALL.GPU
 // before every arrive, and the kernel ran at 0.64x step 15's speed. Nothing
 // flows here (the arrive says "done reading this stage"), so the default
 // `.release.cta` arrive is enough, as in CUTLASS's cluster barriers.
 //
-// The plan is step 15's (tile and split-K, plans.cuh). Where C has an odd
+// It runs where step 15's plan has 256-row tiles and one slice of K on a
+// large grid (plans.cuh, multicast_pays); elsewhere the launcher runs step 15
+// and says so. Where C has an odd
 // number of tile columns, the last pair of a row has one tile: its second
 // block still multicasts its half of A, and skips B and the product.
 // Look for: the launch column's "multicast A in clusters of 2"; the time

@@ -37,7 +37,7 @@ using common::tensor_map_encoder;  // the driver's cuTensorMapEncodeTiled (commo
 // zero-filled, which is how edge tiles are padded. The element type is
 // TFLOAT32: the copy engine rounds each fp32 value to TF32 on the way
 // (with FLOAT32 the tensor cores would truncate the low 13 bits instead: the
-// chapter README's accuracy section measures the difference). `type` =
+// chapter's WORKLOG.md, step 12b, measures the difference). `type` =
 // FLOAT32 copies the bits as they are (step 16 needs them). Returns "" or,
 // where the driver refuses the map, why (the launcher launches nothing).
 inline std::string tensor_map_2d(CUtensorMap* map, const float* base, int rows, int cols, int ld, int box_rows,

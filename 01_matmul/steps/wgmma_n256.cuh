@@ -1,4 +1,4 @@
-// The wgmma instruction of steps 13-15's 256-row tiles (hopper.cuh has the
+// The wgmma instruction of steps 13-15's and 17's 256-row tiles (hopper.cuh has the
 // 128-wide one, its register layout and why the bodies are empty off sm_90a).
 #pragma once
 #include <cstdint>
