@@ -1,6 +1,7 @@
 // buffer.cuh - an owning device array, and poisoning.
 #pragma once
 #include <cstddef>
+#include <cstring>
 #include <vector>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -36,5 +37,19 @@ class DeviceBuffer {
     T* p_ = nullptr;
     size_t n_;
 };
+
+// The elements of h (a poisoned buffer, downloaded after a kernel ran) outside
+// [begin, end) that are no longer poison: what the kernel wrote outside its
+// output. A test puts poisoned elements around the output to catch a guard off
+// by one in `make test`, not only under memcheck.
+template <class T>
+size_t written_outside(const std::vector<T>& h, size_t begin, size_t end) {
+    unsigned char poison[sizeof(T)];
+    std::memset(poison, 0xFF, sizeof poison);
+    size_t n = 0;
+    for (size_t i = 0; i < h.size(); ++i)
+        if ((i < begin || i >= end) && std::memcmp(&h[i], poison, sizeof poison) != 0) ++n;
+    return n;
+}
 
 }  // namespace common

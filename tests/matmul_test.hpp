@@ -108,10 +108,7 @@ inline std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Of
     CHECK(cudaDeviceSynchronize());
     std::vector<float> all;
     dC.download(all);
-    size_t outside = 0;
-    const uint32_t poison = 0xFFFFFFFFu;
-    for (size_t i = 0; i < all.size(); ++i)
-        if ((i < o.c || i >= o.c + nc) && std::memcmp(&all[i], &poison, sizeof poison) != 0) ++outside;
+    const size_t outside = common::written_outside(all, o.c, o.c + nc);
     if (outside > 0)
         ADD_FAILURE() << outside << " floats written outside C (" << s.m << " x " << s.n << " x " << s.k << ", "
                       << offsets_name(o) << ")";

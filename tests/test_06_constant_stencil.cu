@@ -240,9 +240,7 @@ OffsetRun run_at(const cs::Kernel& k, size_t n, int in_off, int out_off, uint64_
         cs::stencil_cpu(in.data(), ref.data(), n, c);
         r.c = common::compare(got.data() + out_off, ref.data(), n, cs::tolerance(c, 1.0), 0.0);
     }
-    const uint32_t poison = 0xFFFFFFFFu;
-    for (size_t i = 0; i < got.size(); ++i)
-        if ((i < size_t(out_off) || i >= out_off + n) && std::memcmp(&got[i], &poison, sizeof poison) != 0) ++r.outside;
+    r.outside = common::written_outside(got, size_t(out_off), out_off + n);
     return r;
 }
 
