@@ -434,14 +434,13 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
             return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         };
         T first;
-        double once_ms = timed_call(&first);
+        const double once_ms = timed_call(&first);
         const T got = scale_only ? T(0) : first;
         const bool pass = scale_only || within(got, e);
         ok &= pass;
-        // The one rule for slow kernels (common::plan_reps), from that first, checked call, and
-        // from a second where the first alone would cut the repetitions (it may hold one-time work).
-        if (common::plan_reps(once_ms, warmup, reps).reduced) once_ms = timed_call(&first);
-        const common::RepsPlan plan = common::plan_reps(once_ms, warmup, reps);
+        // The one rule for slow kernels (common::plan_reps), from that first, checked call.
+        const common::RepsPlan plan =
+            common::plan_reps_after_first(once_ms, warmup, reps, [&] { return timed_call(&first); });
         const std::string launches = w.launches + common::reps_note(plan);
         std::vector<double> wall(plan.reps);
         for (int i = 0; i < plan.warmup; ++i) w.to_host();

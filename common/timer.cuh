@@ -141,24 +141,31 @@ inline RepsPlan plan_reps(double one_launch_ms, int warmup, int reps) {
 
 inline std::string reps_note(const RepsPlan& p) { return p.reduced ? " [reps " + std::to_string(p.reps) + "]" : ""; }
 
+// plan_reps from a first timed call that may hold one-time work (the module's
+// lazy load, 01's autotuning search): where it alone would cut the
+// repetitions, time_again() times one more call, and that decides.
+template <class TimeAgain>
+RepsPlan plan_reps_after_first(double first_ms, int warmup, int reps, TimeAgain&& time_again) {
+    if (plan_reps(first_ms, warmup, reps).reduced) first_ms = time_again();
+    return plan_reps(first_ms, warmup, reps);
+}
+
 struct Timing {
     double ms;      // median
     RepsPlan plan;  // how it was timed
 };
 
 // time_median_ms under the rule above; `one_launch_ms` is a launch already
-// timed (time_once_ms of the checked launch), so nothing runs twice for it.
-// A first launch may hold one-time work (the module's lazy load, 01's
-// autotuning search): where it alone would cut the repetitions, one more
-// launch is timed and decides.
+// timed (time_once_ms of the checked launch), so nothing runs twice for it
+// (plan_reps_after_first: a second launch only where the first would cut
+// the repetitions).
 template <class Launch, class Prepare>
 Timing time_kernel(Launch&& launch, double one_launch_ms, int warmup, int reps, Prepare&& prepare) {
-    if (plan_reps(one_launch_ms, warmup, reps).reduced) {
+    const RepsPlan p = plan_reps_after_first(one_launch_ms, warmup, reps, [&] {
         prepare();
         CHECK(cudaDeviceSynchronize());
-        one_launch_ms = time_once_ms(launch);
-    }
-    const RepsPlan p = plan_reps(one_launch_ms, warmup, reps);
+        return time_once_ms(launch);
+    });
     return {time_median_ms(launch, p.warmup, p.reps, prepare), p};
 }
 

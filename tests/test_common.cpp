@@ -474,6 +474,23 @@ TEST(Timer, PlanRepsCountsTheWarmupAndCutsItFirst) {
     EXPECT_TRUE(same(common::plan_reps(2000.0, 5, 20), 0, 1, true));       // none fits: one
 }
 
+// A second call is timed only where the first would cut the repetitions, and then it decides.
+TEST(Timer, PlanRepsAfterFirstTimesAgainOnlyWhereTheFirstWouldCut) {
+    int again = 0;
+    auto fast = [&] { ++again; return 1.0; };
+    const common::RepsPlan quick = common::plan_reps_after_first(1.0, 5, 20, fast);
+    EXPECT_EQ(again, 0);
+    EXPECT_FALSE(quick.reduced);
+    const common::RepsPlan slow_first = common::plan_reps_after_first(200.0, 1, 10, fast);
+    EXPECT_EQ(again, 1);
+    EXPECT_FALSE(slow_first.reduced);
+    EXPECT_EQ(slow_first.reps, 10);
+    const common::RepsPlan slow = common::plan_reps_after_first(200.0, 1, 10, [&] { ++again; return 200.0; });
+    EXPECT_EQ(again, 2);
+    EXPECT_TRUE(slow.reduced);
+    EXPECT_EQ(slow.reps, 7);
+}
+
 // The rule for slow kernels cuts the repetitions only for a launch that is
 // slow every time: a first launch slowed by one-time work (here a host wait
 // inside it, as a module's lazy load would be) is timed again before it cuts.
