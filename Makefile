@@ -128,7 +128,7 @@ build/tests/test_common: tests/test_common.cpp $(COMMON) $(NVCC_STAMP) | check-n
 	@mkdir -p build/tests
 	$(NVCC) -std=c++17 -O2 -I. -Xcompiler -Wall,-Wextra -o $@ $< $(GTEST)
 
-build/tests/test_programs build/tests/test_fuzz: build/tests/%: tests/%.cpp tests/program_runner.hpp $(CXX_STAMP) | check-gtest
+build/tests/test_programs build/tests/test_fuzz: build/tests/%: tests/%.cpp tests/program_runner.hpp tests/require_gpu.hpp $(CXX_STAMP) | check-gtest
 	@mkdir -p build/tests
 	$(CXX) $(CXXFLAGS) -o $@ $< $(GTEST)
 

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include "common/gpu_profile.cuh"
+#include "tests/require_gpu.hpp"
 #if defined(__CUDACC__)
 #include "common/device.cuh"  // image_refusal
 #endif
@@ -45,11 +46,6 @@ inline std::string image_problem() {
 #else
     return "";
 #endif
-}
-
-inline bool gpu_required() {
-    const char* e = std::getenv("REQUIRE_GPU");
-    return e && *e && std::strcmp(e, "0") != 0;
 }
 
 inline bool profile_set() {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <gtest/gtest.h>
 #include "tests/program_runner.hpp"
+#include "tests/require_gpu.hpp"
 
 namespace {
 
@@ -30,11 +31,7 @@ Result run(const std::string& cmd) {
 
 using runner::programs;
 
-// REQUIRE_GPU=1 (tests/run.sh, `make test REQUIRE_GPU=1`): this machine has a usable GPU.
-bool gpu_required() {
-    const char* e = std::getenv("REQUIRE_GPU");
-    return e && *e && std::string(e) != "0";
-}
+using testing_gpu::gpu_required;
 
 TEST(Programs, SomeAreListed) { EXPECT_FALSE(programs().empty()) << "PROGRAMS is empty: run through `make test`"; }
 
