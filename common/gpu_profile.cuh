@@ -7,12 +7,13 @@
 // threads and blocks an SM holds). The capability decides which kernels a
 // program is willing to run; one that needs what the real GPU lacks stays
 // waived. An explicit cc also sets the largest cluster where cluster= is not
-// given (16 from 9.0, 8 from 10.0), so a cc above the GPU's that has clusters
-// needs cluster=0 on a GPU without them. The numbers can only go down: a preset's
-// are capped at the real GPU's (a persistent grid sized for 170 SMs on a
-// 132-SM GPU would wait for blocks that never become resident), and an
-// explicit profile asking for more than the GPU has is refused (gpu().error;
-// the programs exit 2 with it). Timings stay the real GPU's.
+// given: 16 from 9.0, 8 from 10.0, and never more than the GPU's own (so cc=9.0
+// on a GPU without clusters gives none; an explicit cluster= above the GPU's is
+// refused, as below). The numbers can only go down: a preset's are capped at
+// the real GPU's (a persistent grid sized for 170 SMs on a 132-SM GPU would
+// wait for blocks that never become resident), and an explicit profile
+// asking for more than the GPU has is refused (gpu().error; the programs exit
+// 2 with it). Timings stay the real GPU's.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -104,7 +105,7 @@ inline std::string apply_gpu_profile(const char* p, Gpu& g) {
             return "GPU_PROFILE: needs cc >= 5.0, sms >= 1, smem_block >= 16384, smem_sm >= smem_block, threads_sm >= "
                    "1024 and blocks_sm >= 1";
     }
-    if (want.max_cluster < 0) want.max_cluster = max_cluster_of(want.cc);
+    if (want.max_cluster < 0) want.max_cluster = std::min(max_cluster_of(want.cc), real.max_cluster);  // implied
     std::string over;  // limits above the real GPU's
     auto cap = [&](auto& wanted, auto have, const char* what) {
         if (wanted > have) over += std::string(over.empty() ? "" : ", ") + what, wanted = have;

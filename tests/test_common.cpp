@@ -563,6 +563,14 @@ TEST(GpuProfile, ExplicitProfilesLowerOrAreRefused) {
     ASSERT_EQ(common::apply_gpu_profile("threads_sm=1536,blocks_sm=16", ampere), "");
     EXPECT_EQ(ampere.threads_per_sm, 1536);
     EXPECT_EQ(ampere.blocks_per_sm, 16);
+    // A cc implies its largest cluster, capped at the GPU's: a GPU without clusters gets none, not a refusal.
+    common::Gpu no_clusters = h200();
+    no_clusters.cc = no_clusters.real_cc = 80, no_clusters.max_cluster = 0;
+    ASSERT_EQ(common::apply_gpu_profile("cc=9.0", no_clusters), "");
+    EXPECT_EQ(no_clusters.max_cluster, 0);
+    common::Gpu hopper = h200();
+    ASSERT_EQ(common::apply_gpu_profile("cc=10.0", hopper), "");
+    EXPECT_EQ(hopper.max_cluster, 8);
     for (const char* over : {"sms=133", "smem_block=300000,smem_sm=300000", "l2=1e9", "cluster=32", "smem_sm=233473",
                              "threads_sm=4096", "blocks_sm=64"}) {
         common::Gpu q = h200();
