@@ -12,6 +12,10 @@
 # from the repository root, e.g. on a machine with more cores; the archive's files are then
 # touched, so make finds them newer than the sources). DIR must not be under build/: each preset
 # starts with `make clean`, which empties build/.
+# One copy at a time on a GPU: the chapters already run side by side, and their largest-n tests
+# check the free device memory before they allocate it; three copies at once on an H200 (139 GiB)
+# made three test binaries run out of memory, and a pitfall test that needs stale shared memory came
+# out right (our reading: it found zeros other processes had left).
 # Exit 0 when no cell is FAIL.
 set -u
 cd "$(dirname "$0")/.."
