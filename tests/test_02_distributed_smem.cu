@@ -258,12 +258,14 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     const double need = 4.0 * n + (1 << 30);
     if (double(common::free_device_memory()) < need || double(host_memory_bytes()) < 2.5 * 4.0 * n)
         GTEST_SKIP() << "needs " << need / 1e9 << " GB of device memory and " << 10.0 * n / 1e9 << " GB of host memory";
+    // Allocated right after the check, not after the seconds of CPU work below, in which another
+    // process on the GPU could take the memory (three copies of check_gpus.sh at once did).
+    common::DeviceBuffer<int> d_in(n);
+    common::DeviceBuffer<unsigned> d_out{size_t(bins)};
     std::vector<int> in;
     std::vector<unsigned> ref;
     make_samples(in, n, bins, false, 0.01, 4242);
     histogram_cpu_parallel(in, bins, ref);
-    common::DeviceBuffer<int> d_in(n);
-    common::DeviceBuffer<unsigned> d_out{size_t(bins)};
     d_in.upload(in);
     std::vector<int>().swap(in);
     const common::Gpu& g = common::gpu();

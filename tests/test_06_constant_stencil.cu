@@ -367,12 +367,13 @@ TEST(StencilLargestN, EveryKernelExactAtMaxN) {
         GTEST_SKIP() << "n = 2^30 needs " << dev_need / 1073741824.0 << " GiB of device memory (" << free_b / 1073741824.0
                      << " free) and " << host_need / 1073741824.0 << " GiB of host memory (" << host_free / 1073741824.0
                      << " free)";
+    // Allocated right after the check, before the CPU reference (another process may take the memory).
+    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
     const cs::Coefficients c = grid_coefficients();
     std::vector<float> in(n_in), got;
     fill_grid(in.data(), n_in, 2026);
     std::vector<double> ref(n);
     cs::stencil_cpu(in.data(), ref.data(), n, c);
-    common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
     cs::set_coefficients(c, d_coef.get());
     d_in.upload(in);
     const cs::Args a{d_in.get(), d_out.get(), n, d_coef.get()};
