@@ -259,7 +259,7 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     if (double(common::free_device_memory()) < need || double(host_memory_bytes()) < 2.5 * 4.0 * n)
         GTEST_SKIP() << "needs " << need / 1e9 << " GB of device memory and " << 10.0 * n / 1e9 << " GB of host memory";
     // Allocated right after the check, not after the seconds of CPU work below, in which another
-    // process on the GPU could take the memory (three copies of check_gpus.sh at once did).
+    // process on the GPU could take the memory (as with three copies of check_gpus.sh at once).
     common::DeviceBuffer<int> d_in(n);
     common::DeviceBuffer<unsigned> d_out{size_t(bins)};
     std::vector<int> in;
