@@ -118,8 +118,7 @@ T download_out(const Workspace<T>& ws) {
 template <class T>
 T run_once(const Kernel<T>& k, const T* in, size_t n, Workspace<T>& ws, std::string* launch,
            double* once_ms = nullptr) {
-    CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
-    CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
+    ws.poison();
     if (k.in_place) restore_work(in, n, ws);
     CHECK(cudaDeviceSynchronize());
     std::string l;
@@ -170,7 +169,7 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
     // timing can catch the GPU still raising its clocks, and that must not
     // flatter the kernels.
     Cub<T> cub(d_in.get(), n, ws.out);
-    CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
+    ws.poison_result();
     const double cub_once = common::time_once_ms(cub);
     CHECK(cudaDeviceSynchronize());
     const T cub_got = download_out(ws);
@@ -331,7 +330,7 @@ bool run_accuracy(size_t n, const common::CommonOptions& opt, const common::Devi
     }
     gpu("cub::DeviceReduce::Sum", [&](const float* in) {
         Cub<float> c(in, n, ws.out);
-        CHECK(cudaMemset(ws.out, 0xFF, sizeof(float)));
+        ws.poison_result();
         c();
         CHECK(cudaDeviceSynchronize());
         return download_out(ws);
@@ -425,7 +424,7 @@ bool run_final(size_t n, const common::CommonOptions& opt, const common::DeviceI
     std::string csv = "where the final sum happens,launches,partial sums,device ms,to host ms,result\n";
     bool ok = true;
     for (const Way& w : ways) {
-        CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
+        ws.poison_result();
         const bool scale_only = w.partials == 0;  // the empty kernel computes nothing
         auto timed_call = [&](T* result) {
             CHECK(cudaDeviceSynchronize());

@@ -213,7 +213,7 @@ PrimitiveCheck check_primitive(Op op, unsigned mask, const std::vector<Probe>& p
     std::vector<T> out;
     d_out.download(out);
     T poison;
-    std::memset(&poison, 0xFF, sizeof poison);
+    std::memset(&poison, common::kPoisonByte, sizeof poison);
 
     PrimitiveCheck c;
     for (size_t k = 0; k < n; ++k) {

@@ -8,6 +8,12 @@
 
 namespace common {
 
+// The poison: every byte 0xFF, a float or double NaN, an integer -1. Outputs
+// are poisoned before each kernel runs, so an element the kernel never writes
+// cannot pass for a result.
+constexpr unsigned char kPoisonByte = 0xFF;
+inline void poison(void* device_ptr, size_t bytes) { CHECK(cudaMemset(device_ptr, kPoisonByte, bytes)); }
+
 // cudaMalloc'd array of n T, freed when it goes out of scope (so a failed
 // test does not leak). cudaMalloc memory is aligned to 256 bytes, which the
 // 16-byte vector loads in the kernels need; get() + 1 is not, and their
@@ -29,9 +35,7 @@ class DeviceBuffer {
         h.resize(n_);
         CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
     }
-    // Every byte 0xFF: a float or double NaN, an integer -1. Done before each
-    // kernel runs, so an output element the kernel never writes cannot pass.
-    void poison() { CHECK(cudaMemset(p_, 0xFF, bytes())); }
+    void poison() { common::poison(p_, bytes()); }
 
   private:
     T* p_ = nullptr;
@@ -44,11 +48,11 @@ class DeviceBuffer {
 // by one in `make test`, not only under memcheck.
 template <class T>
 size_t written_outside(const std::vector<T>& h, size_t begin, size_t end) {
-    unsigned char poison[sizeof(T)];
-    std::memset(poison, 0xFF, sizeof poison);
+    unsigned char poisoned[sizeof(T)];
+    std::memset(poisoned, kPoisonByte, sizeof poisoned);
     size_t n = 0;
     for (size_t i = 0; i < h.size(); ++i)
-        if ((i < begin || i >= end) && std::memcmp(&h[i], poison, sizeof poison) != 0) ++n;
+        if ((i < begin || i >= end) && std::memcmp(&h[i], poisoned, sizeof poisoned) != 0) ++n;
     return n;
 }
 

@@ -103,7 +103,7 @@ inline std::vector<float> run(const Data& d, const Shape& s, Launch&& launch, Of
     dC.poison();  // NaN: an element nobody writes fails
     const matmul::ScratchBuffers& scratch = matmul::scratch_buffers();
     for (int w = 0; w < matmul::kScratchKinds; ++w)
-        if (scratch.p[w]) CHECK(cudaMemset(scratch.p[w], 0xFF, scratch.floats[w] * sizeof(float)));
+        if (scratch.p[w]) common::poison(scratch.p[w], scratch.floats[w] * sizeof(float));
     launch(dA.get() + o.a, dB.get() + o.b, dC.get() + o.c);
     CHECK(cudaDeviceSynchronize());
     std::vector<float> all;

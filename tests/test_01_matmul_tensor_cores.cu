@@ -465,7 +465,7 @@ TEST(ProgrammaticLaunch, OnlyPdlWaitOrdersAKernelAfterTheOneBefore) {
     for (int t = 0; t < 5; ++t) {
         for (bool wait : {true, false}) {
             CHECK(cudaMemset(flag.get(), 0, sizeof(int)));
-            CHECK(cudaMemset(seen.get(), 0xFF, sizeof(int)));
+            seen.poison();
             slowWriter<<<1, 1>>>(flag.get());
             CHECK_LAUNCH();
             common::launch_programmatic(wait ? flagReader<true> : flagReader<false>, 1, 1,

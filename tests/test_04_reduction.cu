@@ -68,12 +68,11 @@ Outcome run(const Kernel<T>& k, size_t n, uint64_t seed, Data data) {
     }
     std::vector<T> guarded(n + kGuard);
     std::memcpy(guarded.data(), x.data(), n * sizeof(T));
-    std::memset(static_cast<void*>(guarded.data() + n), 0xFF, kGuard * sizeof(T));
+    std::memset(static_cast<void*>(guarded.data() + n), common::kPoisonByte, kGuard * sizeof(T));
     common::DeviceBuffer<T> d_in(guarded.size());
     d_in.upload(guarded);
     Workspace<T> ws(guarded.size());
-    CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
-    CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
+    ws.poison();
     if (k.in_place) restore_work(d_in.get(), guarded.size(), ws);
     o.launched = !k.launch(d_in.get(), n, ws).empty();
     CHECK(cudaDeviceSynchronize());
@@ -149,8 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
 // aligned again). Returns the result.
 template <class T>
 T run_at(const Kernel<T>& k, const common::DeviceBuffer<T>& d, size_t offset, size_t n, Workspace<T>& ws) {
-    CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
-    CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
+    ws.poison();
     EXPECT_FALSE(k.launch(d.get() + offset, n, ws).empty()) << k.name << " launched nothing";
     CHECK(cudaDeviceSynchronize());
     T got;
@@ -216,8 +214,7 @@ TEST(ReductionVec4, EveryFinishAndTheTicketResets) {
     const int want = reference_int(x.data(), n);
     ASSERT_NE(want, -1) << "the poison (0xFF bytes) must not be the sum";
     auto finish = [&](LaunchFn<int> launch, const char* name) {
-        CHECK(cudaMemset(ws.out, 0xFF, sizeof(int)));
-        CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(int)));
+        ws.poison();
         EXPECT_FALSE(launch(d.get(), n, ws).empty()) << name << " launched nothing";
         CHECK(cudaDeviceSynchronize());
         int got = 0;
@@ -250,7 +247,7 @@ TEST(ReductionDeterminism, LastBlockKernelsAreBitIdentical) {
         std::vector<float> got(5);
         for (float& g : got) {
             if (k.in_place) restore_work(d.get(), n, ws);
-            CHECK(cudaMemset(ws.out, 0xFF, sizeof(float)));  // each run's own result, not the last one's
+            ws.poison_result();  // each run's own result, not the last one's
             ASSERT_FALSE(k.launch(d.get(), n, ws).empty()) << k.name;
             CHECK(cudaMemcpy(&g, ws.out, sizeof(float), cudaMemcpyDeviceToHost));
             ASSERT_FALSE(std::isnan(g)) << k.name << ": no result written";
@@ -371,7 +368,7 @@ TEST(ReductionPitfall, EarlyReturnIsWrongOnAPartialBlock) {
         Workspace<int> ws(n);
         int got = want, tries = 0;
         while (got == want && tries++ < 10) {
-            CHECK(cudaMemset(ws.out, 0xFF, sizeof(int)));
+            ws.poison_result();
             scribble_shared<int>();
             k.launch(d.get(), n, ws);
             CHECK(cudaDeviceSynchronize());
@@ -525,8 +522,7 @@ void largest_n(const char* type) {
     std::vector<T>().swap(x);
     Workspace<T> ws(n);
     auto once = [&](const Kernel<T>& k) {
-        CHECK(cudaMemset(ws.out, 0xFF, sizeof(T)));
-        CHECK(cudaMemset(ws.partial, 0xFF, ws.max_partials * sizeof(T)));
+        ws.poison();
         if (k.in_place) restore_work(d_in.get(), n, ws);
         k.launch(d_in.get(), n, ws);
         CHECK(cudaDeviceSynchronize());

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 #include <cuda_runtime.h>
+#include "common/buffer.cuh"
 #include "common/check.cuh"
 #include "common/gpu.cuh"
 #include "common/launch.cuh"
@@ -33,6 +34,13 @@ struct Workspace {
         CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
     }
     ~Workspace() { cudaFree(work); cudaFree(partial); cudaFree(ticket); cudaFree(out); }
+    // The result poisoned (NaN, or -1 for int), and with poison() the partial
+    // sums too: a kernel that leaves either unwritten cannot pass.
+    void poison_result() { common::poison(out, sizeof(T)); }
+    void poison() {
+        poison_result();
+        common::poison(partial, max_partials * sizeof(T));
+    }
     Workspace(const Workspace&) = delete;
     Workspace& operator=(const Workspace&) = delete;
     // Bytes of device memory a Workspace for n elements of T takes.
