@@ -142,7 +142,31 @@ void expect_fits_or_waived(const std::string& name, const std::vector<KernelLaun
         }
 }
 
+#if defined(__CUDACC__)
+// "" where `device_bytes` of device memory are free and `host_bytes` of host
+// memory available (common::free_device_memory, common::available_host_memory:
+// no host check where that is not known), else both needs and what there is.
+inline std::string memory_short(double device_bytes, double host_bytes) {
+    const double dev = double(common::free_device_memory()), host = double(common::available_host_memory());
+    if (device_bytes <= dev && (host == 0 || host_bytes <= host)) return "";
+    std::string s = common::human_bytes(device_bytes) + " of device memory (" + common::human_bytes(dev) + " free)";
+    if (host_bytes > 0)
+        s += " and " + common::human_bytes(host_bytes) + " of host memory (" + common::human_bytes(host) + " available)";
+    return s;
+}
+#endif
+
 }  // namespace testing_gpu
+
+// For the tests at the largest sizes a program admits (gigabytes each): skips
+// the current test, saying what is short, where the device or the host has
+// less memory than it needs. Allocate right after it: another process on the
+// GPU may take memory at any time.
+#define SKIP_UNLESS_MEMORY(what, device_bytes, host_bytes)                               \
+    do {                                                                                 \
+        const std::string short_ = testing_gpu::memory_short((device_bytes), (host_bytes)); \
+        if (!short_.empty()) GTEST_SKIP() << (what) << " needs " << short_;              \
+    } while (0)
 
 // Use as the first statement of a GPU test. A GPU_PROFILE the GPU cannot
 // play (common::gpu().error) fails every GPU test, as it stops every program.

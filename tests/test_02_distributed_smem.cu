@@ -6,7 +6,6 @@
 #include <tuple>
 #include <vector>
 #include <thread>
-#include <unistd.h>
 #include <gtest/gtest.h>
 #include "02_distributed_smem/distributed_smem.cuh"
 #include "common/buffer.cuh"
@@ -134,8 +133,6 @@ TEST(HistogramPlans, BinCountsOutsideTheRangeAreRefused) {
 
 // ---- GPU: every kernel x cluster size x size x distribution -----------------
 
-size_t host_memory_bytes() { return size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGE_SIZE)); }
-
 // The CPU histogram of a large input on every core (the same counts as histogram_cpu).
 void histogram_cpu_parallel(const std::vector<int>& in, int num_bins, std::vector<unsigned>& hist) {
     const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
@@ -255,9 +252,7 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
     SKIP_WITHOUT_GPU();
     const size_t n = size_t(kMaxSamples);
     const int bins = 4099;
-    const double need = 4.0 * n + (1 << 30);
-    if (double(common::free_device_memory()) < need || double(host_memory_bytes()) < 2.5 * 4.0 * n)
-        GTEST_SKIP() << "needs " << need / 1e9 << " GB of device memory and " << 10.0 * n / 1e9 << " GB of host memory";
+    SKIP_UNLESS_MEMORY("n = 2^32 - 1", 4.0 * n + (1 << 30), 2.5 * 4.0 * n);
     // Allocated right after the check, not after the seconds of CPU work below, in which another
     // process on the GPU could take the memory (as with three copies of check_gpus.sh at once).
     common::DeviceBuffer<int> d_in(n);

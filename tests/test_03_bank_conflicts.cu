@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <numeric>
 #include <string>
-#include <unistd.h>
 #include <vector>
 #include <gtest/gtest.h>
 #include "03_bank_conflicts/bank_conflicts.cuh"
@@ -324,14 +323,7 @@ TEST(TileKernelLargest, EveryKernelAtMaxTiles) {
     const int tiles = int(kMaxTiles);
     size_t words = 0;
     for (const TileKernel& k : tile_kernels()) words = std::max(words, k.bytes(tiles) / 4);
-    size_t free_b = 0, total_b = 0;
-    CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-    const double dev_need = 2.0 * words * 4 + (256 << 20), host_need = 3.0 * words * 4;
-    if (double(free_b) < dev_need || host_free < host_need)
-        GTEST_SKIP() << kMaxTiles << " tiles need " << dev_need / 1073741824.0 << " GiB of device memory ("
-                     << free_b / 1073741824.0 << " free) and " << host_need / 1073741824.0 << " GiB of host memory ("
-                     << host_free / 1073741824.0 << " free)";
+    SKIP_UNLESS_MEMORY(std::to_string(kMaxTiles) + " tiles", 2.0 * words * 4 + (256 << 20), 3.0 * words * 4);
     std::vector<uint32_t> in(words), ref(words), got;
     common::fill_uniform<uint32_t>(in.data(), words, 2026, 0u, 0x7fffffffu);
     common::DeviceBuffer<uint32_t> d_in(words), d_out(words);

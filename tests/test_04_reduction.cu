@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -505,13 +504,7 @@ template <class T>
 void largest_n(const char* type) {
     const size_t n = size_t(kMaxN);
     const size_t dev_need = n * sizeof(T) + Workspace<T>::bytes(n) + (size_t(256) << 20);
-    size_t free_b = 0, total_b = 0;
-    CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-    if (free_b < dev_need || host_free < double(n) * sizeof(T) * 1.5)
-        GTEST_SKIP() << type << " at n = 2^31 - 1 needs " << dev_need / double(1 << 30) << " GiB of device memory ("
-                     << free_b / double(1 << 30) << " free) and " << n * sizeof(T) * 1.5 / double(1 << 30)
-                     << " GiB of host memory (" << host_free / double(1 << 30) << " free)";
+    SKIP_UNLESS_MEMORY(std::string(type) + " at n = 2^31 - 1", double(dev_need), double(n) * sizeof(T) * 1.5);
     std::vector<T> x(n);
     const GridScale g = grid_scale<T>(n);
     const int64_t k_sum = fill_grid(x.data(), n, 2026, g);

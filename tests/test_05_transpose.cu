@@ -291,11 +291,8 @@ TEST(TransposeLimits, LargestAdmittedShapesAreExact) {
         ASSERT_EQ(transpose::check_shape(s.rows, s.cols), "") << s.rows << "x" << s.cols;
         const size_t n = size_t(s.rows) * s.cols;
         ASSERT_GT(n, size_t(INT32_MAX) - 65536);
-        size_t free_b = 0, total_b = 0;
-        CHECK(cudaMemGetInfo(&free_b, &total_b));
-        if (free_b < 2 * n * sizeof(float) + (64u << 20))
-            GTEST_SKIP() << s.rows << "x" << s.cols << " needs " << 2 * n * sizeof(float) / (1u << 20)
-                         << " MiB of device memory, " << free_b / (1u << 20) << " MiB free";
+        SKIP_UNLESS_MEMORY(std::to_string(s.rows) + "x" + std::to_string(s.cols),
+                           2.0 * n * sizeof(float) + (64u << 20), 0.0);
         common::DeviceBuffer<float> d_in(n), d_out(n);
         common::DeviceBuffer<unsigned long long> d_wrong(1);
         fillIndex<<<4096, 256>>>(d_in.get(), n);

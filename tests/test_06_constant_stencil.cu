@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <string>
 #include <utility>
 #include <vector>
@@ -359,15 +358,8 @@ TEST(StencilBroken, OneWrongOutputIsCaughtAtTheLargestTestedSize) {
 TEST(StencilLargestN, EveryKernelExactAtMaxN) {
     SKIP_WITHOUT_GPU();
     const size_t n = size_t(cs::kMaxN), n_in = n + 2 * cs::RADIUS;
-    size_t free_b = 0, total_b = 0;
-    CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-    const double dev_need = double(cs::device_bytes(n)) + double(256 << 20), host_need = double(n) * 18;
-    if (double(free_b) < dev_need || host_free < host_need)
-        GTEST_SKIP() << "n = 2^30 needs " << dev_need / 1073741824.0 << " GiB of device memory (" << free_b / 1073741824.0
-                     << " free) and " << host_need / 1073741824.0 << " GiB of host memory (" << host_free / 1073741824.0
-                     << " free)";
-    // Allocated right after the check, before the CPU reference (another process may take the memory).
+    SKIP_UNLESS_MEMORY("n = 2^30", double(cs::device_bytes(n)) + double(256 << 20), double(n) * 18);
+    // Allocated right after the check, before the CPU reference.
     common::DeviceBuffer<float> d_in(n_in), d_out(n), d_coef(cs::RADIUS);
     const cs::Coefficients c = grid_coefficients();
     std::vector<float> in(n_in), got;

@@ -708,13 +708,8 @@ TEST(MatvecLimits, LargestAdmittedShapesAreExact) {
     for (Shape s : std::vector<Shape>{{1, int(kMaxCols)}, {int(kMaxRows), 32}}) {
         ASSERT_EQ(check_shape(s.rows, s.cols), "");
         const size_t n = size_t(s.rows) * s.cols;
-        size_t free_b = 0, total_b = 0;
-        CHECK(cudaMemGetInfo(&free_b, &total_b));
-        const size_t need = (n + s.cols + 2 * size_t(s.rows)) * sizeof(double) + (256u << 20);
-        if (free_b < need) {
-            GTEST_SKIP() << s.rows << "x" << s.cols << " needs " << need / (1u << 20) << " MiB of device memory, "
-                         << free_b / (1u << 20) << " MiB free";
-        }
+        const double need = double(n + s.cols + 2 * size_t(s.rows)) * sizeof(double) + (256u << 20);
+        SKIP_UNLESS_MEMORY(std::to_string(s.rows) + "x" + std::to_string(s.cols), need, 0.0);
         common::DeviceBuffer<double> d_A(n), d_x(s.cols);
         const std::vector<int64_t> want = grid_reference(s, 31, 32);
         std::vector<std::pair<std::string, MatvecLaunch>> run;
