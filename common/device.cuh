@@ -77,14 +77,29 @@ inline std::string image_refusal() {
 }
 #endif
 
-// Selects device `id` or exits: 77 when there is no usable CUDA device at
-// all (a missing driver, no GPU, a container without one), 2 when `id` is out
-// of range, 1 when the binary has no code for this GPU (built with another
-// ARCH). A program on a laptop without a GPU says so instead of crashing.
+// Whether cudaGetDeviceCount's answer means there is no GPU to run on: none,
+// or no driver fit for this runtime (what a machine without any driver gets
+// too). Any other error is a GPU setup that is broken (the driver's library
+// and kernel module of different versions, an HGX's fabric manager not
+// running, ...): that is an error to report, not a reason to skip.
+inline bool no_cuda_device(cudaError_t err, int count) {
+    return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || (err == cudaSuccess && count == 0);
+}
+
+// Selects device `id` or exits: 77 when there is no CUDA device to run on
+// (no_cuda_device: no GPU, no driver, a container without one), 1 when CUDA
+// cannot start on the one there is (any other error) or the binary has no code
+// for this GPU (built with another ARCH), 2 when `id` is out of range. A
+// program on a laptop without a GPU says so instead of crashing.
 inline DeviceInfo require_device(int id) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
+    if (err != cudaSuccess && !no_cuda_device(err, count)) {
+        std::fprintf(stderr, "CUDA cannot start: %s (%s). A driver or GPU problem, not a missing GPU: "
+                     "nvidia-smi should say more\n", cudaGetErrorString(err), cudaGetErrorName(err));
+        std::exit(1);
+    }
+    if (no_cuda_device(err, count)) {
         // cudaErrorInsufficientDriver is also what a machine without any driver gets: say so
         // first, so that nobody goes looking for a driver to upgrade where there is none.
         const bool nvidia_module = !read_driver_release().empty();  // /proc/driver/nvidia/version
@@ -95,10 +110,8 @@ inline DeviceInfo require_device(int id) {
         else if (err == cudaErrorInsufficientDriver)
             std::printf("WAIVED: the NVIDIA driver is older than this CUDA %s runtime needs: update the driver\n",
                         runtime.c_str());
-        else if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0))
-            std::printf("WAIVED: no CUDA device (the driver sees no GPU)\n");
         else
-            std::printf("WAIVED: no CUDA device available (%s)\n", cudaGetErrorString(err));
+            std::printf("WAIVED: no CUDA device (the driver sees no GPU)\n");
         std::exit(kExitWaived);
     }
     if (id >= count) {

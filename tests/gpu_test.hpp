@@ -16,10 +16,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include "common/gpu_profile.cuh"
+#include "common/device.cuh"  // image_refusal, no_cuda_device
 #include "tests/require_gpu.hpp"
-#if defined(__CUDACC__)
-#include "common/device.cuh"  // image_refusal
-#endif
 
 namespace testing_gpu {
 
@@ -34,6 +32,14 @@ inline std::string no_gpu_reason() {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     return e == cudaSuccess ? "no device" : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+// No device because there is none to test (common::no_cuda_device), not
+// because CUDA cannot start on the one there is (a broken driver setup).
+inline bool no_gpu_to_test() {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    return common::no_cuda_device(e, n);
 }
 
 // "" if this binary can run on the device, else why not (built for another
@@ -160,19 +166,27 @@ inline std::string memory_short(double device_bytes, double host_bytes) {
 
 // For the tests at the largest sizes a program admits (gigabytes each): skips
 // the current test, saying what is short, where the device or the host has
-// less memory than it needs. Allocate right after it: another process on the
-// GPU may take memory at any time.
+// less memory than it needs; fails instead where everything must run
+// (REQUIRE_GPU=1 on a 9.0 GPU without GPU_PROFILE: our H200 holds every one of
+// them, and a "0 skipped" there must mean they ran). Allocate right after it:
+// another process on the GPU may take memory at any time.
 #define SKIP_UNLESS_MEMORY(what, device_bytes, host_bytes)                               \
     do {                                                                                 \
         const std::string short_ = testing_gpu::memory_short((device_bytes), (host_bytes)); \
-        if (!short_.empty()) GTEST_SKIP() << (what) << " needs " << short_;              \
+        if (!short_.empty()) {                                                           \
+            if (testing_gpu::everything_must_run()) FAIL() << (what) << " needs " << short_; \
+            GTEST_SKIP() << (what) << " needs " << short_;                               \
+        }                                                                                \
     } while (0)
 
 // Use as the first statement of a GPU test. A GPU_PROFILE the GPU cannot
-// play (common::gpu().error) fails every GPU test, as it stops every program.
+// play (common::gpu().error) fails every GPU test, as it stops every program;
+// so does CUDA that cannot start on a GPU that is there (a driver problem).
 #define SKIP_WITHOUT_GPU()                                                               \
     do {                                                                                 \
         if (!testing_gpu::gpu_present()) {                                               \
+            if (!testing_gpu::no_gpu_to_test())                                          \
+                FAIL() << "CUDA cannot start (" << testing_gpu::no_gpu_reason() << "): a driver or GPU problem, not a missing GPU"; \
             if (testing_gpu::gpu_required())                                             \
                 FAIL() << "REQUIRE_GPU is set but no CUDA device is available (" << testing_gpu::no_gpu_reason() << ")"; \
             GTEST_SKIP() << "no CUDA device available (" << testing_gpu::no_gpu_reason() << ")"; \
