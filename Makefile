@@ -5,7 +5,7 @@
 #   make 05_transpose         build ./transpose
 #   make test                 build and run the tests; ends with "N passed, N failed, N skipped"
 #   make test CHAPTERS=05_transpose    only that chapter (plus the common tests)
-#   make bench | plots | sanitize | profile | check-gpus | clean
+#   make bench | plots | readme-tables | sanitize | profile | check-gpus | clean
 #
 # ARCH defaults to the GPU in this machine (native), or sm_90 (the H200 the
 # results come from) where there is none; `make ARCH=sm_80` overrides.
@@ -124,7 +124,7 @@ $(foreach c,$(CHAPTERS),$(foreach t,$(call test_srcs,$(c)),$(eval $(call test_ru
 build/tests/test_05_transpose: 03_bank_conflicts/bank_model.cuh
 
 # Through nvcc: the GPU_PROFILE tests include common/gpu.cuh (cuda_runtime.h; no device code).
-build/tests/test_common: tests/test_common.cpp $(COMMON) $(NVCC_STAMP) | check-nvcc check-gtest
+build/tests/test_common: tests/test_common.cpp $(wildcard tests/*.hpp) $(COMMON) $(NVCC_STAMP) | check-nvcc check-gtest
 	@mkdir -p build/tests
 	$(NVCC) -std=c++17 -O2 -I. -Xcompiler -Wall,-Wextra -o $@ $< $(GTEST)
 

@@ -6,10 +6,15 @@
 # tests were skipped and why (one line per reason), then one closing line
 # "N passed, N failed, N skipped". Exits 1 if any test failed or a binary ended
 # without a summary, whatever its status (a crash, CHECK() exiting on a CUDA error,
-# or an exit(0) before the tests after it ran). A binary still running after
+# or an exit(0) before the tests after it ran), and if no test ran at all (no binary given,
+# or none with a test in it: a run that tests nothing must not pass). A binary still running after
 # TEST_TIMEOUT seconds (default 3600; the longest takes ~5 minutes on an H200) is
 # stopped and counts as a failure: a hung GPU test must not hang `make test`.
 set -u
+if [ $# -eq 0 ]; then
+    echo "tests/run.sh: no test binaries given (usage: tests/run.sh BINARY...)" >&2
+    exit 1
+fi
 timeout_s=${TEST_TIMEOUT:-3600}
 passed=0 failed=0 skipped=0
 reasons=$(mktemp)
@@ -51,4 +56,8 @@ sort "$reasons" | uniq -c | sort -rn | while read -r n why; do
     esac
 done
 echo "$passed passed, $failed failed, $skipped skipped"
+if [ $((passed + failed + skipped)) -eq 0 ]; then
+    echo "!! no test ran: counted as a failure"
+    exit 1
+fi
 [ "$failed" -eq 0 ]
