@@ -261,7 +261,13 @@ TEST(SyncPitfallChild, DISABLED_EarlyReturn) {
     std::printf("reduceEarlyReturn: %d wrong block sums of 4 (try %d)\n", wrong, tries);
 }
 
-struct Child { int code; std::string out; };
+// The child's exit code and output; ran: its one test ran (a filter that matches nothing also
+// exits 0, and compute-sanitizer prints its summary all the same).
+struct Child {
+    int code;
+    std::string out;
+    bool ran() const { return out.find("[==========] 1 test from 1 test ") != std::string::npos; }
+};
 Child run_child_under(const std::string& tool, const std::string& test) {
     std::string sanitizer;
     for (const char* s : {"compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer"}) {
@@ -285,12 +291,14 @@ Child run_child_under(const std::string& tool, const std::string& test) {
     return c;
 }
 
+// Skips without compute-sanitizer; fails where the child did not run.
 #define SKIP_WITHOUT_SANITIZER(child)                                                                 \
     do {                                                                                             \
         if ((child).code == -2) {                                                                    \
             if (testing_gpu::gpu_required()) FAIL() << "REQUIRE_GPU is set but compute-sanitizer is missing"; \
             GTEST_SKIP() << "compute-sanitizer not found";                                           \
         }                                                                                            \
+        ASSERT_TRUE((child).ran()) << "the child test did not run:\n" << (child).out;              \
     } while (0)
 
 TEST(SyncPitfalls, SynccheckPassesTheCorrectBarrier) {
@@ -306,7 +314,7 @@ TEST(SyncPitfalls, SynccheckPassesTheCorrectBarrier) {
 // section 6). The test keeps running them under synccheck, prints what it says, and requires
 // that both finish; it does not require a report that the tool was never seen to make. (Seed
 // 000's if/else form is not run: it hangs on the H200.)
-TEST(SyncPitfalls, SynccheckOnDivergentBarriers) {
+TEST(SyncPitfalls, DivergentBarriersFinishUnderSynccheck) {
     SKIP_WITHOUT_GPU();
     for (const char* child : {"DISABLED_DivergentBarrier", "DISABLED_DivergentLoop"}) {
         const Child c = run_child_under("synccheck", child);
