@@ -4,6 +4,7 @@
 // give different data with another standard library. SplitMix64 is ten lines,
 // fast (a few ns per value, enough for 10^8 elements), and defined bit for bit.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -30,7 +31,9 @@ void fill_uniform(T* p, size_t n, uint64_t seed, T lo, T hi) {
     SplitMix64 g(seed);
     for (size_t i = 0; i < n; ++i) {
         if constexpr (std::is_floating_point_v<T>) {
-            p[i] = static_cast<T>(lo + (hi - lo) * g.uniform());
+            // Computed in double; rounding to float can reach hi (u within 2^-25 of 1 in [-1, 1)).
+            const T v = static_cast<T>(lo + (hi - lo) * g.uniform());
+            p[i] = v < hi ? v : std::nextafter(hi, lo);
         } else {
             const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0: the whole 64 bits
             p[i] = static_cast<T>(static_cast<uint64_t>(lo) + (span ? g.next() % span : g.next()));

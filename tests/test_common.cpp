@@ -315,6 +315,12 @@ TEST(Data, SeededUniformIsReproducibleAndInRange) {
     EXPECT_LT(lo, -0.99f);  // it covers the range ...
     EXPECT_GT(hi, 0.99f);
     EXPECT_NEAR(sum / a.size(), 0.0, 0.05);  // ... evenly
+    // The top end stays open where rounding to float would reach it: in [1, 1 + 2^-23) about
+    // half the draws round up to hi.
+    const float one = 1.0f, next = std::nextafter(one, 2.0f);
+    std::vector<float> narrow(1000);
+    common::fill_uniform(narrow.data(), narrow.size(), 7, one, next);
+    for (float x : narrow) ASSERT_EQ(x, one);
 }
 
 TEST(Data, IntegersCoverTheClosedRange) {
