@@ -13,6 +13,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -154,7 +155,7 @@ struct Launch {
         cfg.attrs = attr;
     }
     Launch& cluster(dim3 c) {
-        cudaLaunchAttribute& a = attr[cfg.numAttrs++];
+        cudaLaunchAttribute& a = next_attr();
         a.id = cudaLaunchAttributeClusterDimension;
         a.val.clusterDim.x = c.x;
         a.val.clusterDim.y = c.y;
@@ -164,13 +165,22 @@ struct Launch {
     template <class... Params>
     Launch& programmatic(void (*kernel)(Params...)) {
         if (!programmatic_waits(reinterpret_cast<const void*>(kernel))) return *this;
-        cudaLaunchAttribute& a = attr[cfg.numAttrs++];
+        cudaLaunchAttribute& a = next_attr();
         a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
         a.val.programmaticStreamSerializationAllowed = 1;
         return *this;
     }
     Launch(const Launch&) = delete;
     Launch& operator=(const Launch&) = delete;
+
+  private:
+    cudaLaunchAttribute& next_attr() {  // one slot for each kind of attribute
+        if (cfg.numAttrs >= sizeof attr / sizeof attr[0]) {
+            std::fprintf(stderr, "common::Launch: more than %zu launch attributes\n", sizeof attr / sizeof attr[0]);
+            std::abort();
+        }
+        return attr[cfg.numAttrs++];
+    }
 };
 
 // kernel<<<grid, block>>>(args...), launched programmatically (above); CHECKed.
