@@ -96,10 +96,11 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
     // 10-us shapes, each kernel timed on its own after the one before moved the
     // ratios by up to 16% between runs of the same code (WORKLOG.md, step 13).
     // Every kernel gets the rounds the slowest one may have under the rule for
-    // slow kernels (common::plan_reps; "[reps N]" on every row where it cut them).
+    // slow kernels (common::plan_reps; "[reps N]" on every row where it cut them),
+    // counting two launches a round: each timed launch follows an untimed one.
     std::vector<std::function<void()>> launches;
     for (const Entry& e : list) launches.push_back([&e] { e.launch(); });
-    const common::RepsPlan plan = common::plan_reps(slowest_ms, int(opt.warmup), int(opt.reps));
+    const common::RepsPlan plan = common::plan_reps(2 * slowest_ms, int(opt.warmup), int(opt.reps));
     const std::vector<double> ms = common::time_interleaved_ms(launches, plan.warmup, plan.reps);
     double copy_ms = -1;  // copyVec4, the ceiling of the "% of copy" column
     for (size_t i = 0; i < list.size(); ++i)

@@ -9,20 +9,6 @@
 
 namespace common {
 
-// Calls launch() `warmup` times untimed, then `reps` times, each between two
-// events on the default stream, and returns the median in milliseconds.
-// The events bracket the launch as the GPU sees it: the start event is
-// recorded on an idle GPU, so the interval holds the launch latency and any
-// host work inside launch() (a launcher's checks, an attribute it sets), but
-// no copy made before it. Each repetition is synchronized, so one launch's
-// tail never overlaps the next.
-//
-// prepare() runs untimed before every launch (e.g. restoring an input that
-// the kernel overwrites), and the GPU finishes it before the start event is
-// recorded: every repetition then starts from an idle GPU, like those with
-// nothing to prepare. (Without that synchronization the kernel would be
-// queued behind the preparation and its launch latency hidden from the
-// timing, flattering exactly the kernels that need preparing.)
 // Two events around one launch; time() records them, waits for the stop event
 // and returns the milliseconds.
 class EventTimer {
@@ -54,6 +40,20 @@ class EventTimer {
     cudaEvent_t start_, stop_;
 };
 
+// Calls launch() `warmup` times untimed, then `reps` times, each between two
+// events on the default stream, and returns the median in milliseconds.
+// The events bracket the launch as the GPU sees it: the start event is
+// recorded on an idle GPU, so the interval holds the launch latency and any
+// host work inside launch() (a launcher's checks, an attribute it sets), but
+// no copy made before it. Each repetition is synchronized, so one launch's
+// tail never overlaps the next.
+//
+// prepare() runs untimed before every launch (e.g. restoring an input that
+// the kernel overwrites), and the GPU finishes it before the start event is
+// recorded: every repetition then starts from an idle GPU, like those with
+// nothing to prepare. (Without that synchronization the kernel would be
+// queued behind the preparation and its launch latency hidden from the
+// timing, flattering exactly the kernels that need preparing.)
 template <class Launch, class Prepare>
 double time_median_ms(Launch&& launch, int warmup, int reps, Prepare&& prepare) {
     for (int i = 0; i < warmup; ++i) {
@@ -86,7 +86,8 @@ double time_median_ms(Launch&& launch, int warmup, int reps) {
 // follows an untimed one of its own, so that it finds the caches as it left
 // them, as when it is timed alone (after another kernel, a matrix a little
 // larger than L2 would find in it what that kernel left: up to 3% faster or
-// slower, by the order of the list). Not for kernels held at the GPU's power
+// slower, by the order of the list): each gets warmup + 2 reps launches, which a
+// caller's common::plan_reps must count. Not for kernels held at the GPU's power
 // cap: there each inherits the power state the one before leaves (01_matmul
 // times its kernels alone; 01_matmul/WORKLOG.md, "Under sustained load, measured").
 inline std::vector<double> time_interleaved_ms(const std::vector<std::function<void()>>& launches, int warmup,
