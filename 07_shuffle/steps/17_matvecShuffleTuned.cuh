@@ -86,19 +86,22 @@ inline Vec2Shape tuned_shape(int rows, int cols) {
 }
 
 // ---- The launcher --------------------------------------------------------------
-// "" if every variant can take these pointers: A and x on 16 bytes (steps 13
-// to 15 read them as double2s), y too (matvecThinRows stores double2s); else why not.
-inline std::string tuned_refusal(const double* A, const double* x, const double* y) {
-    return aligned16(A) && aligned16(x) && aligned16(y) ? "" : "A, x or y not 16-byte aligned";
+// "" if the variant `v` (tuned_shape's pick) can take these pointers, else why
+// not: A and x on 16 bytes (steps 13 to 15 read them as double2s); for
+// matvecThinRows A and y (it reads A and stores y as double2s, x as scalars).
+inline std::string tuned_refusal(const Vec2Shape& v, const double* A, const double* x, const double* y) {
+    if (v.thin_rows) return aligned16(A) && aligned16(y) ? "" : "A or y not 16-byte aligned (matvecThinRows)";
+    return aligned16(A) && aligned16(x) ? "" : "A or x not 16-byte aligned";
 }
 
 // Where tuned_refusal says no, step 12's matvecShuffle (8-byte loads) instead,
 // and the launch column says so.
 inline std::string launch_matvecShuffleTuned(const double* A, const double* x, double* y, int rows, int cols,
                                              double* scratch) {
-    const std::string why = tuned_refusal(A, x, y);
+    const Vec2Shape v = tuned_shape(rows, cols);
+    const std::string why = tuned_refusal(v, A, x, y);
     if (!why.empty()) return launch_matvecShuffle(A, x, y, rows, cols, scratch) + " (matvecShuffle: " + why + ")";
-    return launch_shape(tuned_shape(rows, cols), A, x, y, rows, cols, scratch);
+    return launch_shape(v, A, x, y, rows, cols, scratch);
 }
 
 }  // namespace shuffle
