@@ -111,10 +111,10 @@ __device__ __forceinline__ void stall_warp_1() {
     }
 }
 
-// stencil1DGlobal: the coefficients are an ordinary global array. `coef` and
-// `out` are plain pointers, so the compiler must assume a store to out may
-// change coef and loads all four again on every pass: four LDG.E after the
-// barrier, L1 hits (ncu: the same L1 misses as stencil1DConstant), on which
+// stencil1DGlobal: the coefficients are an ordinary global array, and the
+// compiler loads all four again on every pass: four LDG.E after the barrier
+// (not for aliasing: with __restrict__ on every pointer, as in
+// stencil1DReadOnly, they stay there too; README), L1 hits (ncu: the same L1 misses as stencil1DConstant), on which
 // the FFMAs wait. Look for: slower than stencil1DConstant (README, the
 // kernels table). Each pass is one DRAM round trip plus what follows the
 // barrier, and these loads add an L1 round trip to every pass.
