@@ -204,7 +204,8 @@ __device__ __forceinline__ void count_sample(unsigned* smem, int v, bool valid, 
 template <int kMode, bool kAggregate>
 __global__ void __launch_bounds__(kFastThreads)
 clusterHistFastT(const int* __restrict__ in, size_t n, unsigned* __restrict__ hist, int num_bins, int log2c) {
-    // Below sm_90 only kLocal is ever launched; the cluster calls compile out there.
+    // Below sm_90 nothing launches it (every variant that runs it is a cluster variant:
+    // needs_cluster, even with one block a cluster); the cluster calls compile out there.
     {
         extern __shared__ unsigned smem_dyn[];
         const int c = 1 << log2c;

@@ -107,12 +107,6 @@ TEST(MatmulCpu, Tf32ToleranceAdmitsTf32ButNotADroppedKStep) {
         }
 }
 
-// plan_streamk() on the CPU, for many tile counts, k-tiles and slots: every
-// k-tile of every tile is computed by exactly one block; every block has
-// work; a split tile's owner (the block with its first k-tile) finishes with
-// it, and the blocks the kernel waits for are exactly the others that hold a
-// piece of it, each as their first split piece.
-
 TEST(MatmulCpu, ShapeLimits) {
     EXPECT_EQ(matmul::check_shape(1, 1, 1), "");
     EXPECT_EQ(matmul::check_shape(4096, 4096, 4096), "");

@@ -9,6 +9,11 @@ namespace {
 using matmul::Shape;
 using matmul::name_of;
 
+// plan_streamk() on the CPU, for many tile counts, k-tiles and slots: every
+// k-tile of every tile is computed by exactly one block; every block has
+// work; a split tile's owner (the block with its first k-tile) finishes with
+// it, and the blocks the kernel waits for are exactly the others that hold a
+// piece of it, each as their first split piece.
 TEST(StreamKPlan, EveryKTileOnceAndOwnersWaitForTheRightBlocks) {
     int plans = 0, split_plans = 0;
     for (int m : {1, 100, 128, 129, 1000, 2049, 4097})
@@ -112,8 +117,6 @@ TEST(MatmulPlan, EveryPresetPlansOnlyWhatFits) {
     EXPECT_LT(matmul::autotune_candidates(1024, 1024, 1024, rtx).size(), 49u);
 }
 
-// Wide tiles and no split where the tiles fill the GPU, split-K where C has
-// few tiles and K is long.
 // An SM holds no more blocks of a configuration than its threads and block
 // slots allow (an explicit GPU_PROFILE's threads_sm and blocks_sm), as
 // common::resident_blocks caps every other chapter's plans.
@@ -130,6 +133,8 @@ TEST(MatmulPlan, BlocksPerSmAreCappedByThreadsAndBlocks) {
     }
 }
 
+// Wide tiles and no split where the tiles fill the GPU, split-K where C has
+// few tiles and K is long.
 TEST(MatmulPlan, Tf32PlanFillsTheGpu) {
     const common::Gpu g = hopper();
     for (Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{8191, 8193, 127}}) {

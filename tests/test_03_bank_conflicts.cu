@@ -161,7 +161,11 @@ TEST(BankModel, Seed004EightByteMode) {
 }
 
 // Brute force: serve the requests round by round, each round giving every
-// bank one of its pending words (and every lane that wants that word).
+// bank one of its pending words (and every lane that wants that word). It
+// checks the model's counting within a phase, not how lanes are cut into
+// phases: the paired-lane rule (twice the lanes a phase for wide loads whose
+// lanes pair up) is the model's own, copied; only `make profile` on a GPU
+// checks that rule (ncu's wavefronts against the model's, README).
 int brute_force(const Addresses& addr, int width, uint32_t mask, bool store) {
     int n = 128 / width;
     if (!store && width > 4)
