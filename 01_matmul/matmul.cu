@@ -246,11 +246,14 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
 
     const int warmup = int(opt.common.warmup), reps = int(opt.common.reps);
     bool ok = true;
+    // Each row waits for its peer's second timing (below) before it is printed.
+    struct Pending { common::Row row; matmul::Math math; };
+    std::vector<Pending> rows;
     // The first launch is checked (output poisoned before it) and timed once;
     // the one rule for slow kernels (common::plan_reps) decides the
     // repetitions, and the launch column says where it cut them.
     auto run_one = [&](const std::string& name, const std::function<std::string()>& launch, bool is_peer,
-                       double peer_ms, bool pitfall, matmul::Math math) {
+                       bool pitfall, matmul::Math math) {
         dC.poison();
         std::string what;
         float first_ms = common::time_once_ms([&] { what = launch(); });
@@ -266,24 +269,29 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         what += common::reps_note(t.plan);
         if (!c.pass()) std::printf("  %s: %zu of %zu checked elements wrong; first %s\n", name.c_str(), c.mismatches,
                                    c.n, why.c_str());
-        report.add({problem, flops, name, what, ms, flops / (ms * 1e6), peer_ms > 0 ? 100.0 * peer_ms / ms : 100.0,
-                    c.max_abs_err, c.pass() ? "PASS" : pitfall ? "FAIL (pitfall, expected)" : "FAIL",
-                    {math == matmul::Math::Tf32 ? "tf32" : "fp32", common::fmt("%.2e", rel.first),
-                     common::fmt("%.2e", rel.second)}});
+        rows.push_back({{problem, flops, name, what, ms, flops / (ms * 1e6), -1, c.max_abs_err,
+                         c.pass() ? "PASS" : pitfall ? "FAIL (pitfall, expected)" : "FAIL",
+                         {math == matmul::Math::Tf32 ? "tf32" : "fp32", common::fmt("%.2e", rel.first),
+                          common::fmt("%.2e", rel.second)}},
+                        math});
         if (!pitfall) ok &= c.pass();
         return ms;
     };
 
-    // The peers first: every other row is a percentage of its own (fp32 or TF32).
+    // The peers first, and again after the kernels (below).
     CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-    const double peer_ms = run_one(
-        "cublasSgemm", [&] { cublas_sgemm(handle, dA.get(), dB.get(), dC.get(), s); return std::string("fp32, CUBLAS_DEFAULT_MATH"); },
-        true, -1, false, matmul::Math::Fp32);
+    auto fp32_peer = [&] { cublas_sgemm(handle, dA.get(), dB.get(), dC.get(), s); };
+    auto tf32_peer = [&] { cublas_tf32(handle, dA.get(), dB.get(), dC.get(), s); };
+    double peer_ms = run_one(
+        "cublasSgemm", [&] { fp32_peer(); return std::string("fp32, CUBLAS_DEFAULT_MATH"); }, true, false,
+        matmul::Math::Fp32);
+    const size_t fp32_peer_row = rows.size() - 1;
     const std::string no_tf32 = tf32_peer_refusal();  // main says why, once
-    const double tf32_peer_ms = !no_tf32.empty() ? 0.0 : run_one(
-        "cublasGemmEx TF32", [&] { cublas_tf32(handle, dA.get(), dB.get(), dC.get(), s); return std::string("CUBLAS_COMPUTE_32F_FAST_TF32"); },
-        true, -1, false, matmul::Math::Tf32);
-    auto peer_of = [&](matmul::Math m) { return m == matmul::Math::Tf32 ? tf32_peer_ms : peer_ms; };
+    double tf32_peer_ms = 0;
+    if (no_tf32.empty())
+        tf32_peer_ms = run_one(
+            "cublasGemmEx TF32", [&] { tf32_peer(); return std::string("CUBLAS_COMPUTE_32F_FAST_TF32"); }, true,
+            false, matmul::Math::Tf32);
 
     struct Best { std::string name; double ms = 0; };
     Best best[3];  // by Math: fp32, TF32, 3xTF32
@@ -300,20 +308,39 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
             std::printf("%-28s not run: %s\n", k.name, why.c_str());
             continue;
         }
-        const double ms = run_one(name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false,
-                                  peer_of(k.math), false, k.math);
+        const double ms =
+            run_one(name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, false, k.math);
         Best& b = best[int(k.math)];
         if (b.name.empty() || ms < b.ms) b = {name, ms};
     }
     if (opt.pitfalls)
         for (const matmul::Kernel& k : matmul::pitfalls())
             if (opt.common.kernel.empty() || opt.common.kernel == k.name)
-                run_one(k.name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, peer_ms,
-                        true, k.math);
+                run_one(k.name, [&] { return k.launch(dA.get(), dB.get(), dC.get(), s.m, s.n, s.k); }, false, true,
+                        k.math);
+
+    // The peers again: each one's baseline is the faster of its two medians
+    // (as in 04_reduction). A peer timed once can come out slow (5-7% for
+    // cuBLAS TF32 in one H200 sweep: README, "Against the goal"), and that
+    // must not flatter the kernels. The result is checked only the first time.
+    auto again = [&](const std::function<void()>& peer, double& ms, size_t row) {
+        const common::Timing t = common::time_kernel(peer, ms, warmup, reps);
+        if (t.ms >= ms) return;
+        ms = t.ms;
+        rows[row].row.ms = ms;
+        rows[row].row.rate = flops / (ms * 1e6);
+    };
+    again(fp32_peer, peer_ms, fp32_peer_row);
+    if (no_tf32.empty()) again(tf32_peer, tf32_peer_ms, fp32_peer_row + 1);
+    auto peer_of = [&](matmul::Math m) { return m == matmul::Math::Tf32 ? tf32_peer_ms : peer_ms; };
+    for (Pending& p : rows) {
+        p.row.pct_of_peer = 100.0 * peer_of(p.math) / p.row.ms;
+        report.add(p.row);
+    }
     const char* peer_name[3] = {"cublasSgemm (fp32)", "cublasGemmEx TF32", "cublasSgemm (fp32)"};
     for (int m = 0; m < 3; ++m)
         if (!best[m].name.empty()) {
-            const double pm = m == int(matmul::Math::Tf32) ? tf32_peer_ms : peer_ms;
+            const double pm = peer_of(matmul::Math(m));
             std::printf("best %s / %s at %s: %.3f (%.1f vs %.1f TFLOP/s)\n", best[m].name.c_str(), peer_name[m],
                         problem.c_str(), pm / best[m].ms, flops / best[m].ms / 1e9, flops / pm / 1e9);
         }

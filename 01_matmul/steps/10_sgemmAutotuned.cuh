@@ -19,10 +19,13 @@ namespace matmul {
 // that shape (stream-K refuses where its blocks cannot all be resident; where
 // none launched, the model's plan, said in the launch column); later calls
 // run it. (cuBLASLt's algorithm search and Triton's autotune do
-// the same.) Below kAutotuneMinFlops a launch takes microseconds and the
-// model (plan_for) decides; so it does with MATMUL_AUTOTUNE=model in the
-// environment (profile.sh: under ncu every trial launch would be replayed and
-// profiled). The launch column says what ran.
+// the same.) Below kAutotuneMinFlops a launch takes microseconds and
+// sgemmCpAsync's model decides (choose_sgemmCpAsync: the stream-K model,
+// which has no price for the fix-up, picks stream-K at 256^3 and 384^3, and
+// it measured 15-23% slower there on the H200 and the H100). With
+// MATMUL_AUTOTUNE=model in the environment steps 8-9's model (plan_for)
+// decides at every size (profile.sh: under ncu every trial launch would be
+// replayed and profiled). The launch column says what ran.
 // Look for: the row that is never below the two before it, and where it
 // differs from their model-based choices.
 constexpr double kAutotuneMinFlops = double(1 << 27);
@@ -59,7 +62,8 @@ inline std::string launch_sgemmAutotuned(const float* A, const float* B, float* 
     }();
     auto it = cache.find(key);
     if (it == cache.end()) {
-        Tuned t{plan_for(M, N, K, g), model_only ? " (model: MATMUL_AUTOTUNE=model)" : " (model: tiny)"};
+        Tuned t = model_only ? Tuned{plan_for(M, N, K, g), " (model: MATMUL_AUTOTUNE=model)"}
+                             : Tuned{choose_sgemmCpAsync(M, N, K, g), " (model: tiny)"};
         if (!model_only && 2.0 * M * N * K >= kAutotuneMinFlops) {
             const std::vector<Plan> candidates = autotune_candidates(M, N, K, g);
             const Plan* best = fastest_plan(candidates, [&](const Plan& p) {
