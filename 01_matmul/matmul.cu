@@ -306,6 +306,7 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
         const std::string why = matmul::waiver(k);
         if (!why.empty()) {
             std::printf("%-28s not run: %s\n", k.name, why.c_str());
+            common::note_waived(k.name);
             continue;
         }
         const double ms =
@@ -524,6 +525,5 @@ int main(int argc, char** argv) {
                                             "the double CPU reference: max and median"});
         report.write_csv(opt.common.csv, meta);
     }
-    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    return common::finish(ok, opt.common.kernel);
 }

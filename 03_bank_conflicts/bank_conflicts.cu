@@ -163,6 +163,7 @@ bool run_tiles(int tiles, const Options& o, common::Report& report) {
         if (!selected(o, k.name) && !is_peer_of_selected) continue;
         if (const std::string why = waiver(k); !why.empty()) {
             std::printf("  %s: WAIVED: %s\n", k.name, why.c_str());
+            common::note_waived(k.name);
             continue;
         }
         std::string launch;
@@ -384,6 +385,7 @@ bool run_ncu(const Options& o, int sms) {
         if (!selected(o, k.name)) continue;
         if (const std::string why = waiver(k); !why.empty()) {
             std::printf("  %s: WAIVED: %s\n", k.name, why.c_str());
+            common::note_waived(k.name);
             continue;
         }
         std::string launch;
@@ -474,8 +476,7 @@ int main(int argc, char** argv) {
     common::require_device_memory("bank_conflicts", double(need));
     if (o.ncu) {
         const bool ok = run_ncu(o, dev.sms);
-        std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-        return ok ? 0 : 1;
+        return common::finish(ok, o.common.kernel);
     }
 
     if (o.common.kernel.empty()) print_smem_config();
@@ -493,6 +494,5 @@ int main(int argc, char** argv) {
                                  "8B-mode ld = the same loads under Kepler's 8-byte banks"});
         report.write_csv(o.common.csv, meta);
     }
-    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    return common::finish(ok, o.common.kernel);
 }

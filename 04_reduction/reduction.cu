@@ -183,6 +183,7 @@ bool run_size(size_t n, const common::CommonOptions& opt, common::Report& report
         const std::string why = waiver(k);
         if (!why.empty()) {
             waived.push_back(std::string(k.name) + ": WAIVED: " + why);
+            common::note_waived(k.name);
             continue;
         }
         std::string launch;
@@ -553,6 +554,5 @@ int main(int argc, char** argv) {
         meta.push_back({"read_ceiling", "printed, not a row: plain 16-byte loads of the same input (steps/read_ceiling.cuh)"});
         report.write_csv(opt.csv, meta);
     }
-    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    return common::finish(ok, opt.kernel);
 }

@@ -74,6 +74,7 @@ bool run_shape(const Shape& s, const common::CommonOptions& opt, common::Report&
         if (!opt.kernel.empty() && opt.kernel != k.name && std::string(k.name) != "copyVec4") continue;
         if (const std::string why = waived(k); !why.empty()) {
             std::printf("  %s: WAIVED: %s\n", k.name, why.c_str());
+            common::note_waived(k.name);
             continue;
         }
         list.push_back({k.name, k.is_copy,
@@ -167,6 +168,5 @@ int main(int argc, char** argv) {
         meta.push_back({"peer", "copyVec4 in the same run (pct_of_copy = copyVec4 time / kernel time)"});
         report.write_csv(opt.csv, meta);
     }
-    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    return common::finish(ok, opt.kernel);
 }

@@ -252,6 +252,5 @@ int main(int argc, char** argv) {
             cache.write_csv(cache_csv_path(opt.common.csv), cmeta);
         }
     }
-    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    return common::finish(ok, opt.common.kernel);
 }

@@ -385,6 +385,5 @@ int main(int argc, char** argv) {
                                 "(its GB/s counts A; pct_of_cub = kernel GB/s / cub GB/s)"});
         report.write_csv(opt.csv, meta);
     }
-    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    return common::finish(ok, opt.kernel);
 }

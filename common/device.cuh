@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string>
 #include <cuda_runtime.h>
 #include "common/check.cuh"
@@ -84,6 +85,24 @@ inline std::string image_refusal() {
 // running, ...): that is an error to report, not a reason to skip.
 inline bool no_cuda_device(cudaError_t err, int count) {
     return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || (err == cudaSuccess && count == 0);
+}
+
+// The end of a program's run: the last line and the exit code. FAIL (1) if a
+// check failed; WAIVED (77) where --kernel asked for one kernel and this GPU
+// cannot run it (note_waived: nothing that was asked for ran, so the run is
+// no PASS); else PASS (0).
+inline std::set<std::string>& waived_kernels() {
+    static std::set<std::string> names;
+    return names;
+}
+inline void note_waived(const std::string& kernel) { waived_kernels().insert(kernel); }
+inline int finish(bool ok, const std::string& asked_kernel) {
+    if (ok && !asked_kernel.empty() && waived_kernels().count(asked_kernel)) {
+        std::printf("\nWAIVED: --kernel %s cannot run on this GPU (why: above)\n", asked_kernel.c_str());
+        return kExitWaived;
+    }
+    std::printf("\n%s\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
 }
 
 // Selects device `id` or exits: 77 when there is no CUDA device to run on

@@ -73,6 +73,38 @@ TEST(Programs, NoDeviceIsWaivedAndABadDeviceIsRejected) {
     }
 }
 
+// --kernel asking for one kernel that the GPU cannot run (a Hopper kernel, or one that needs more
+// shared memory, under a smaller GPU's preset: GPU_PROFILE) ends WAIVED, exit 77: nothing that
+// was asked for ran, so the run is no PASS. The same program asked for a kernel it can run passes.
+// Without a device: waived (77) before any kernel.
+TEST(Programs, AKernelAskedForThatIsWaivedEndsTheRunWaived) {
+    struct Ask { const char *program, *profile, *waived, *runs, *size; };
+    const Ask asks[] = {
+        {"./matmul", "a100", "sgemmTmaWgmma", "sgemmCpAsync", "--m 64 --n 64 --k 64"},
+        {"./distributed_smem", "a100", "clusterHist_c2", "histSmem", "--n 10000 --bins 1024"},
+        {"./bank_conflicts", "t4", "reverseBlockOptIn", "writeRowReadRow", "--tiles 2"},
+        {"./reduction", "a100", "reduceBulkCopy", "reduceVec4", "--n 100000"},
+        {"./transpose", "a100", "transposeTensorMap", "transposeSwizzleVec4", "--rows 64 --cols 64"},
+    };
+    int asked = 0;
+    for (const Ask& a : asks) {
+        bool listed = false;
+        for (const std::string& p : programs()) listed |= p == a.program;
+        if (!listed) continue;
+        ++asked;
+        const std::string env = std::string("GPU_PROFILE=") + a.profile + " ", tail = std::string(" ") + a.size +
+                                " --reps 1 --warmup 0";
+        const Result w = run(env + a.program + " --kernel " + a.waived + tail);
+        if (w.code == 77 && !gpu_required() && w.out.find("WAIVED: --kernel") == std::string::npos) continue;  // no GPU
+        EXPECT_EQ(w.code, 77) << a.program << " --kernel " << a.waived << ": " << w.out;
+        EXPECT_NE(w.out.find(std::string("WAIVED: --kernel ") + a.waived), std::string::npos) << w.out;
+        const Result r = run(env + a.program + " --kernel " + a.runs + tail);
+        EXPECT_EQ(r.code, 0) << a.program << " --kernel " << a.runs << ": " << r.out;
+        EXPECT_NE(r.out.rfind("PASS"), std::string::npos) << r.out;
+    }
+    if (asked == 0) GTEST_SKIP() << "none of the five programs is in PROGRAMS";
+}
+
 // --csv to a path that cannot be written is refused while parsing (exit 2,
 // the reason on stderr), before any GPU work, and the check itself creates
 // and truncates nothing. The unwritable paths do not depend on permissions
