@@ -407,9 +407,7 @@ const common::GpuPreset& testing_preset(const char* name) {
 }
 
 // GPU_PROFILE on an H200's limits (no GPU needed: apply_gpu_profile takes the real limits).
-common::Gpu h200() {
-    return common::gpu_of({"h200", 90, 132, 227 * common::kKiB, 228 * common::kKiB, 60 * common::kMiB, 16, 2048, 32});
-}
+common::Gpu h200() { return common::gpu_of(testing_gpu::kH200); }
 
 TEST(GpuProfile, PresetsLowerTheLimitsAndKeepTheRealCapability) {
     common::Gpu g = h200();
