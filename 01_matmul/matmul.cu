@@ -322,8 +322,8 @@ bool run_shape(const Shape& s, const Options& opt, cublasHandle_t handle, common
 
     // The peers again: each one's baseline is the faster of its two medians
     // (as in 04_reduction). A peer timed once can come out slow (5-7% for
-    // cuBLAS TF32 in one H200 sweep: README, "Against the goal"), and that
-    // must not flatter the kernels. The result is checked only the first time.
+    // cuBLAS TF32 in one H200 sweep, more at small shapes: README, "Results on
+    // the H200"); that must not flatter the kernels. Checked the first time only.
     auto again = [&](const std::function<void()>& peer, double& ms, size_t row) {
         const common::Timing t = common::time_kernel(peer, ms, warmup, reps);
         if (t.ms >= ms) return;
