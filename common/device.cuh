@@ -90,17 +90,20 @@ inline bool no_cuda_device(cudaError_t err, int count) {
 // The end of a program's run: the last line and the exit code. FAIL (1) if a
 // check failed; WAIVED (77) where --kernel asked for one kernel and this GPU
 // cannot run it (note_waived: nothing that was asked for ran, so the run is
-// no PASS); else PASS (0).
+// no PASS); else PASS (0). A mode that measures and checks nothing (04's
+// --accuracy) ends with asked_kernel_waived alone: WAIVED (77), else 0.
 inline std::set<std::string>& waived_kernels() {
     static std::set<std::string> names;
     return names;
 }
 inline void note_waived(const std::string& kernel) { waived_kernels().insert(kernel); }
+inline bool asked_kernel_waived(const std::string& asked_kernel) {  // prints the WAIVED line when it is
+    if (asked_kernel.empty() || !waived_kernels().count(asked_kernel)) return false;
+    std::printf("\nWAIVED: --kernel %s cannot run on this GPU (why: above)\n", asked_kernel.c_str());
+    return true;
+}
 inline int finish(bool ok, const std::string& asked_kernel) {
-    if (ok && !asked_kernel.empty() && waived_kernels().count(asked_kernel)) {
-        std::printf("\nWAIVED: --kernel %s cannot run on this GPU (why: above)\n", asked_kernel.c_str());
-        return kExitWaived;
-    }
+    if (ok && asked_kernel_waived(asked_kernel)) return kExitWaived;
     std::printf("\n%s\n", ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
 }

@@ -76,7 +76,7 @@ TEST(Programs, NoDeviceIsWaivedAndABadDeviceIsRejected) {
 // --kernel asking for one kernel that the GPU cannot run (a Hopper kernel, or one that needs more
 // shared memory, under a smaller GPU's preset: GPU_PROFILE) ends WAIVED, exit 77: nothing that
 // was asked for ran, so the run is no PASS. The same program asked for a kernel it can run passes.
-// Without a device: waived (77) before any kernel.
+// Without a device: waived (77) before any kernel. 04's --accuracy mode too.
 TEST(Programs, AKernelAskedForThatIsWaivedEndsTheRunWaived) {
     struct Ask { const char *program, *profile, *waived, *runs, *size; };
     const Ask asks[] = {
@@ -101,6 +101,13 @@ TEST(Programs, AKernelAskedForThatIsWaivedEndsTheRunWaived) {
         const Result r = run(env + a.program + " --kernel " + a.runs + tail);
         EXPECT_EQ(r.code, 0) << a.program << " --kernel " << a.runs << ": " << r.out;
         EXPECT_NE(r.out.rfind("PASS"), std::string::npos) << r.out;
+        if (std::string(a.program) != "./reduction") continue;
+        // --accuracy measures a table and checks nothing (no PASS line), with the same exit codes.
+        const std::string acc = env + a.program + " --accuracy --n 100000 --kernel ";
+        const Result wa = run(acc + a.waived), ra = run(acc + a.runs);
+        EXPECT_EQ(wa.code, 77) << wa.out;
+        EXPECT_NE(wa.out.find(std::string("WAIVED: --kernel ") + a.waived), std::string::npos) << wa.out;
+        EXPECT_EQ(ra.code, 0) << ra.out;
     }
     if (asked == 0) GTEST_SKIP() << "none of the five programs is in PROGRAMS";
 }
