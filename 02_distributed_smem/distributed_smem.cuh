@@ -74,6 +74,7 @@ inline const std::vector<Variant>& pitfalls() {
     return v;
 }
 
+// The cluster variants: every kernel from clusterHist on (the test suites group them by this).
 inline bool needs_cluster(Algo a) {
     return a == Algo::Cluster || a == Algo::ClusterNoFinalSync || a == Algo::Vec4 || a == Algo::Vec4Agg ||
            a == Algo::Sliced || a == Algo::SlicedAgg || a == Algo::Exchange || a == Algo::Best;
@@ -95,6 +96,8 @@ struct Plan {
     PlainKernel plain_kernel = nullptr;      // histGlobalAtomics, histSmemStatic, histSmem
     ClusterKernel cluster_kernel = nullptr;  // clusterHist, clusterHistFastT, clusterHistExchange
     int grid = 0, cluster = 1;
+    bool plain_launch = false;  // cluster_kernel launched without a cluster: the fast kernels at C = 1, which
+                                // call no cluster function (kLocal), so they run on any GPU
     int cluster_arg = 0;  // the cluster kernel's last argument: bins_per_block (clusterHist), log2(cluster)
                           // (clusterHistFastT) or the groups of bins (clusterHistExchange)
     std::string note;     // appended to the launch column (clusterHistExchange: " 2 groups", " 16-bit")
@@ -104,7 +107,7 @@ struct Plan {
     int num_bins = 0;     // the bin count the plan was made for (its slices and shared memory): launch() refuses another
     int share_grid = 0;   // one group: histShareAtomics's blocks on the SMs no cluster fits on (0: none)
     std::string describe() const {  // the launch column
-        return common::launch_string(grid, threads, smem, cluster_kernel ? cluster : 0) + note +
+        return common::launch_string(grid, threads, smem, cluster_kernel && !plain_launch ? cluster : 0) + note +
                (share_grid > 0 ? " + idle SMs: " + std::to_string(share_grid) + " x 512 global atomics" : "");
     }
 };
@@ -272,6 +275,23 @@ inline int pick_cluster(int num_bins, const common::Gpu& g) {
 // than this many blocks, clusterHistExchange from there on (measured: README).
 constexpr int kBestExchangeFrom = 4;
 
+// The cluster size make_plan gives variant v: the override, the variant's own,
+// or the smallest that holds the bins (0: none does).
+inline int cluster_for(const Variant& v, int num_bins, const common::Gpu& g, int cluster_override = 0) {
+    if (cluster_override > 0) return cluster_override;
+    return v.cluster > 0 ? v.cluster : pick_cluster(num_bins, g);
+}
+
+// Whether v's plan at cluster size c (cluster_for's) is a cluster launch: the
+// seed's kernel and the exchange always; the fast kernels from C = 2 on. At
+// C = 1 their kLocal instance calls no cluster function, so it is a plain
+// launch and runs on a GPU without clusters too.
+inline bool launches_clusters(const Variant& v, int c) {
+    const bool fast = v.algo == Algo::Vec4 || v.algo == Algo::Vec4Agg || v.algo == Algo::Sliced ||
+                      v.algo == Algo::SlicedAgg || v.algo == Algo::Best;
+    return needs_cluster(v.algo) && !(fast && c == 1);
+}
+
 // The plan for variant v at `num_bins` (cluster: v.cluster, or cluster_override when > 0).
 // Refuses a bin count outside [1, kMaxBins] before any CUDA call.
 inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int cluster_override = 0) {
@@ -282,7 +302,7 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
         return p;
     }
     const int cap = bins_per_block(g);
-    if (needs_cluster(v.algo))
+    if (launches_clusters(v, cluster_for(v, num_bins, g, cluster_override)))
         if (const std::string why = cluster_refusal(g); !why.empty()) {
             p.why_not = "WAIVED: " + why;
             return p;
@@ -313,15 +333,15 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
             p.grid = wave_blocks(histSmem, p.smem, g);
             break;
         case Algo::Best:  // the sweeps' choice (README, "The cluster-size sweep")
-            if (const int c = cluster_override > 0 ? cluster_override : pick_cluster(num_bins, g);
-                c == 0 || c >= kBestExchangeFrom)
+            if (const int c = cluster_for(v, num_bins, g, cluster_override); c == 0 || c >= kBestExchangeFrom)
                 return exchange_plan(num_bins, g, cluster_override);
             [[fallthrough]];  // clusterHistSliced (fast_kernel)
         default: {
             const bool seed = v.algo == Algo::Cluster || v.algo == Algo::ClusterNoFinalSync;
-            int c = cluster_override > 0 ? cluster_override : v.cluster;
-            if (c == 0) c = pick_cluster(num_bins, g);
-            if (p.why_not = cluster_size_refusal(c, g); !p.why_not.empty()) return p;
+            const int c = cluster_for(v, num_bins, g, cluster_override);
+            p.plain_launch = !launches_clusters(v, c);
+            if (!p.plain_launch)
+                if (p.why_not = cluster_size_refusal(c, g); !p.why_not.empty()) return p;
             const int most = std::max(1, std::min(16, g.max_cluster));
             if (c == 0 || common::ceil_div(num_bins, c) > cap) {
                 p.why_not = "n/a: a cluster of " + std::to_string(c ? c : most) + " holds at most " +
@@ -340,13 +360,21 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
                 // One block per SM: make it a big one, twice the loads in flight.
                 if (2 * p.smem > g.smem_per_block) p.threads = kFastThreads;
             }
-            const int clusters = active_clusters(p.cluster_kernel, c, p.smem, g, p.threads);
-            if (clusters < 1) {
-                p.why_not = "WAIVED: no cluster of " + std::to_string(c) + " blocks with " +
-                            std::to_string(p.smem / 1024) + " KB each fits this device";
+            if (p.plain_launch) {  // one wave of blocks, as histSmem
+                if (const std::string why = common::request_dynamic_smem(p.cluster_kernel, p.smem); !why.empty()) {
+                    p.why_not = "WAIVED: " + why;
+                    return p;
+                }
+                p.grid = common::resident_blocks(reinterpret_cast<const void*>(p.cluster_kernel), p.threads, p.smem,
+                                                 g) * g.sms;
+            } else {
+                p.grid = active_clusters(p.cluster_kernel, c, p.smem, g, p.threads) * c;
+            }
+            if (p.grid < 1) {
+                const std::string what = p.plain_launch ? "block" : "cluster of " + std::to_string(c) + " blocks";
+                p.why_not = "WAIVED: no " + what + " with " + std::to_string(p.smem / 1024) + " KB each fits this device";
                 return p;
             }
-            p.grid = clusters * c;
         }
     }
     p.num_bins = num_bins;
@@ -375,6 +403,10 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
         return static_cast<unsigned*>(a);
     }();
     if (p.claims) CHECK(cudaMemsetAsync(claims, 0, sizeof(unsigned), s));
+    if (p.plain_launch) {
+        p.cluster_kernel<<<p.grid, p.threads, p.smem, s>>>(in, n, hist, num_bins, p.cluster_arg);
+        return cudaGetLastError();
+    }
     const common::ClusterLaunch l(p.grid, p.threads, p.smem, p.cluster, s);
     if (p.share_grid == 0 || p.cluster_arg != 1)  // (several groups: a static share of the samples, no claims)
         return cudaLaunchKernelEx(&l.cfg, p.cluster_kernel, in, n, hist, num_bins, p.cluster_arg);

@@ -162,7 +162,8 @@ inline constexpr auto clusterHistNoFinalSync = clusterHist<false>;
 //    with the same bin; one of them adds the count. Skewed data, where most
 //    lanes of a warp hit the same counter, then costs one atomic, not 32.
 // Modes:
-//   kLocal   C = 1, shared-memory atomics (ATOMS), no cluster at all
+//   kLocal   C = 1, shared-memory atomics (ATOMS), no cluster at all: launched
+//            plainly (make_plan), so it runs below sm_90 too
 //   kDsmem   C > 1, a sample's counter may be in another block (DSMEM atomics)
 //   kSliced  C > 1, no remote atomics: every block of a cluster reads all of the
 //            cluster's samples and counts only those in its own bins. The cluster
@@ -204,8 +205,8 @@ __device__ __forceinline__ void count_sample(unsigned* smem, int v, bool valid, 
 template <int kMode, bool kAggregate>
 __global__ void __launch_bounds__(kFastThreads)
 clusterHistFastT(const int* __restrict__ in, size_t n, unsigned* __restrict__ hist, int num_bins, int log2c) {
-    // Below sm_90 nothing launches it (every variant that runs it is a cluster variant:
-    // needs_cluster, even with one block a cluster); the cluster calls compile out there.
+    // Below sm_90 only the kLocal instance runs (C = 1, a plain launch: launches_clusters);
+    // the cluster calls compile out there.
     {
         extern __shared__ unsigned smem_dyn[];
         const int c = 1 << log2c;

@@ -60,10 +60,21 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
     const common::Gpu ampere = common::gpu_of(testing_gpu::preset_named("a100"));  // no clusters
     for (const Variant& v : kernels())
         if (needs_cluster(v.algo)) {
-            const Plan p = make_plan(v, 256, ampere);
+            // 256 bins fit one block: the fast kernels take C = 1, a plain launch (planned on the GPU:
+            // EveryPresetsPlansFitItsLimits); the seed's kernel and the exchange are waived.
+            if (launches_clusters(v, cluster_for(v, 256, ampere))) {
+                const Plan p = make_plan(v, 256, ampere);
+                EXPECT_FALSE(p.ok) << v.name;
+                EXPECT_NE(p.why_not.find("WAIVED"), std::string::npos) << v.name;
+            }
+            // One bin more than a block holds needs a cluster: every cluster variant is waived.
+            const Plan p = make_plan(v, bins_per_block(ampere) + 1, ampere);
             EXPECT_FALSE(p.ok) << v.name;
             EXPECT_NE(p.why_not.find("WAIVED"), std::string::npos) << v.name;
         }
+    for (const char* fast : {"clusterHistVec4", "clusterHistVec4Agg", "clusterHistSliced", "clusterHistSlicedAgg",
+                             "clusterHistBest"})
+        EXPECT_FALSE(launches_clusters(common::kernel_named(kernels(), fast), 1)) << fast;
     const Plan p = make_plan(common::kernel_named(kernels(), "histSmemStatic"), kStaticBins + 1, ampere);
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why_not.find("12288"), std::string::npos);
@@ -76,12 +87,12 @@ TEST(HistogramPlans, SizesEachKernelCannotHoldAreRefusedWithTheLimit) {
     EXPECT_EQ(pick_cluster(16 * 58112 + 1, h200), 0);
 }
 
-// Under every preset (GPU_PROFILE's limits, planned for without a GPU): the cluster kernels are
+// Under every preset (GPU_PROFILE's limits, planned for without a GPU): cluster launches are
 // waived below 9.0 before any CUDA call, and no cluster size picked is larger than the preset runs.
-TEST(HistogramPlans, EveryPresetWaivesClustersBelow90AndPicksClustersItRuns) {
+TEST(HistogramPlans, EveryPresetWaivesClusterLaunchesBelow90AndPicksClustersItRuns) {
     for (const common::Gpu& g : testing_gpu::preset_gpus()) {
         for (const Variant& v : kernels())
-            if (needs_cluster(v.algo) && g.cc < 90) {
+            if (g.cc < 90 && launches_clusters(v, cluster_for(v, 4096, g))) {
                 const Plan p = make_plan(v, 4096, g);
                 EXPECT_FALSE(p.ok) << g.profile << " " << v.name;
                 EXPECT_NE(p.why_not.find("WAIVED: needs sm_90"), std::string::npos) << g.profile << ": " << p.why_not;
@@ -92,7 +103,8 @@ TEST(HistogramPlans, EveryPresetWaivesClustersBelow90AndPicksClustersItRuns) {
 }
 
 // On the GPU, under every preset: no plan asks for more shared memory per block or a larger
-// cluster than the preset allows, and a cluster plan only where it has clusters.
+// cluster than the preset allows, a cluster launch only where it has clusters, and the fast
+// kernels run (C = 1, plainly) wherever the bins fit one block.
 TEST(HistogramPlans, EveryPresetsPlansFitItsLimits) {
     SKIP_WITHOUT_GPU();
     for (const common::Gpu& g : testing_gpu::preset_gpus())
@@ -101,12 +113,16 @@ TEST(HistogramPlans, EveryPresetsPlansFitItsLimits) {
                 for (int bins : {256, 4096, 12289, 16384, 58112, 131072, 1 << 19, 1000003, 1 << 20})
                     for (int c : {0, 1, 2, 4, 8, 16}) {
                         const Plan p = make_plan(v, bins, g, c);
+                        const std::string at = g.profile + " " + v.name + " bins " + std::to_string(bins) + " c=" +
+                                               std::to_string(c) + ": " + (p.ok ? p.describe() : p.why_not);
+                        if (needs_cluster(v.algo) && !launches_clusters(v, cluster_for(v, bins, g, c)) &&
+                            bins <= bins_per_block(g)) {
+                            EXPECT_TRUE(p.ok && p.plain_launch) << at;
+                        }
                         if (!p.ok) continue;
-                        const std::string at = g.profile + " " + v.name + " bins " + std::to_string(bins) + ": " +
-                                               p.describe();
                         EXPECT_LE(p.smem, g.smem_per_block) << at;
                         EXPECT_LE(p.cluster, std::max(1, g.max_cluster)) << at;
-                        EXPECT_TRUE(!needs_cluster(v.algo) || g.has(90)) << at;
+                        EXPECT_TRUE(p.plain_kernel || p.plain_launch || g.has(90)) << at;
                         EXPECT_GE(p.grid, 1) << at;
                     }
 }
@@ -179,10 +195,10 @@ class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>
         histogram_cpu(in.data(), size_t(n), bins, ref);
         int ran = 0;
         for (const Variant& v : kernels()) {
-            if (needs_cluster(v.algo) != cluster_kernels) continue;
             const std::vector<int> sizes = v.cluster == 0 ? std::vector<int>{0, 1, 2, 4, 8, 16}
                                                           : std::vector<int>{v.cluster};
             for (int c : sizes) {
+                if (launches_clusters(v, cluster_for(v, bins, g, c)) != cluster_kernels) continue;
                 const Plan p = make_plan(v, bins, g, c);
                 if (!p.ok) {  // "n/a": more bins than this kernel and cluster size hold; "WAIVED": a cluster
                               // larger than this GPU (or GPU_PROFILE) allows (8 on a 12.0 GPU), or one the
@@ -203,6 +219,7 @@ class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>
     }
 };
 
+// Plain launches: the kernels before clusterHist, and the fast ones at C = 1.
 TEST_P(Histogram, PlainKernelsMatchCpu) {
     SKIP_WITHOUT_GPU();
     check_all(false);
@@ -224,8 +241,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The vectorized kernels peel samples before the first 16-byte boundary: start the input 1, 2, 3 ints in.
 TEST(HistogramVec4, UnalignedInputs) {
-    SKIP_WITHOUT_CC(90, "thread-block clusters");
+    SKIP_WITHOUT_GPU();
     const common::Gpu& g = common::gpu();
+    const bool clusters = cluster_refusal(g).empty();  // without them, C = 1 only (a plain launch)
     for (size_t offset : {1, 2, 3})
         for (int64_t n : {1, 2, 3, 5, 7, 1000003}) {
             std::vector<int> in;
@@ -236,6 +254,7 @@ TEST(HistogramVec4, UnalignedInputs) {
                 if (v.cluster == 0)
                     for (int c : {1, 4}) {
                         if (v.algo == Algo::Exchange && c == 1) continue;  // needs 2 or more blocks
+                        if (!clusters && launches_clusters(v, c)) continue;
                         const Plan p = make_plan(v, 4099, g, c);
                         ASSERT_TRUE(p.ok) << p.why_not;
                         EXPECT_TRUE(run(p, in, ref, 4099, offset).pass()) << v.name << " c=" << c << " offset " << offset
@@ -283,7 +302,7 @@ TEST(HistogramLargest, EveryKernelAtTheLargestN) {
         ++ran;
     }
     EXPECT_EQ(ran + waived, int(kernels().size()));
-    EXPECT_GE(ran, 3) << "the three kernels without clusters run on every GPU";
+    EXPECT_GE(ran, 8) << "the three kernels before clusterHist and the five fast ones (C = 1) run on every GPU";
     Plan bug;
     bug.ok = true;
     bug.num_bins = bins;
@@ -340,8 +359,7 @@ TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
 TEST(HistogramPlans, AnEarlierLargerPlanStillLaunches) {
     SKIP_WITHOUT_GPU();
     const common::Gpu& g = common::gpu();
-    std::vector<const char*> names = {"histSmem"};
-    if (cluster_refusal(g).empty()) names.push_back("clusterHistSliced");
+    const std::vector<const char*> names = {"histSmem", "clusterHistSliced"};  // (C = 1: a plain launch, any GPU)
     const int many = bins_per_block(g), few = 256;
     for (const char* name : names) {
         const Variant& v = common::kernel_named(kernels(), name);
