@@ -138,7 +138,7 @@ test: $(TESTS) $(PROGRAMS)
 # Every program's size sweep, recorded as NN_name/results/<gpu>.csv.
 GPU_TAG = $(shell common/gpu_tag.sh)
 bench: $(PROGRAMS)
-	@test -n "$(GPU_TAG)" || { echo "make bench: no GPU found (nvidia-smi)"; exit 1; }
+	@test -n "$(GPU_TAG)" || { echo "make bench: common/gpu_tag.sh named no GPU (nvidia-smi -L; why, if it said, above)"; exit 1; }
 	@set -e; for c in $(CHAPTERS); do \
 	    mkdir -p $$c/results; ./$${c#*_} --sweep --csv $$c/results/$(GPU_TAG).csv; done
 

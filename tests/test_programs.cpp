@@ -332,4 +332,48 @@ TEST(Scripts, GpuTagNamesEachModelApart) {
     EXPECT_EQ(mig.out, "h100-mig-1g.10gb\n");
 }
 
+// Without a name, gpu_tag.sh names the GPU the programs run on (CUDA_VISIBLE_DEVICES' first entry;
+// CUDA's device 0 is the fastest GPU, not nvidia-smi's GPU 0), and none where two models leave
+// that open. A fake nvidia-smi (NVIDIA_SMI) plays three machines.
+TEST(Scripts, GpuTagNamesTheGpuTheProgramsRunOn) {
+    if (access("common/gpu_tag.sh", X_OK) != 0) GTEST_SKIP() << "run from the repository root (make test)";
+    char dir_template[] = "/tmp/test_gpu_tag_XXXXXX";
+    const char* dir = mkdtemp(dir_template);
+    ASSERT_NE(dir, nullptr);
+    auto machine = [&](const std::string& name, const std::string& listing) {
+        const std::string path = std::string(dir) + "/" + name;
+        FILE* f = std::fopen(path.c_str(), "w");
+        std::fprintf(f, "#!/bin/sh\ncat <<'EOF'\n%sEOF\n", listing.c_str());
+        std::fclose(f);
+        chmod(path.c_str(), 0755);
+        return path;
+    };
+    const std::string mixed = machine("mixed", "GPU 0: NVIDIA GeForce RTX 3060 (UUID: GPU-aaaa1111)\n"
+                                               "GPU 1: NVIDIA GeForce RTX 4090 (UUID: GPU-bbbb2222)\n");
+    const std::string twins = machine("twins", "GPU 0: NVIDIA H200 (UUID: GPU-cccc3333)\n"
+                                               "GPU 1: NVIDIA H200 (UUID: GPU-dddd4444)\n");
+    const std::string sliced = machine("sliced", "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-eeee5555)\n"
+                                                 "  MIG 1g.10gb     Device  0: (UUID: MIG-ffff6666)\n"
+                                                 "  MIG 2g.20gb     Device  1: (UUID: MIG-9999aaaa)\n");
+    auto tag = [&](const std::string& smi, const std::string& env) {
+        return run("env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER NVIDIA_SMI=" + smi + " " + env +
+                   " common/gpu_tag.sh");
+    };
+    const Result open = tag(mixed, "");
+    EXPECT_EQ(open.code, 1) << open.out;
+    EXPECT_NE(open.out.find("UUID"), std::string::npos) << open.out;
+    EXPECT_EQ(tag(mixed, "CUDA_VISIBLE_DEVICES=GPU-bbbb2222").out, "rtx4090\n");
+    EXPECT_EQ(tag(mixed, "CUDA_VISIBLE_DEVICES=GPU-aaaa").out, "rtx3060\n");  // a UUID's prefix, as CUDA takes it
+    EXPECT_EQ(tag(mixed, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,0").out, "rtx4090\n");
+    EXPECT_EQ(tag(mixed, "CUDA_DEVICE_ORDER=PCI_BUS_ID").out, "rtx3060\n");
+    EXPECT_EQ(tag(mixed, "CUDA_VISIBLE_DEVICES=").code, 1);
+    EXPECT_EQ(tag(mixed, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2").code, 1);
+    EXPECT_EQ(tag(twins, "").out, "h200\n");
+    EXPECT_EQ(tag(twins, "CUDA_VISIBLE_DEVICES=1").out, "h200\n");
+    EXPECT_EQ(tag(sliced, "").out, "h100-mig-1g.10gb\n");
+    EXPECT_EQ(tag(sliced, "CUDA_VISIBLE_DEVICES=MIG-9999aaaa").out, "h100-mig-2g.20gb\n");
+    for (const char* f : {"mixed", "twins", "sliced"}) std::remove((std::string(dir) + "/" + f).c_str());
+    rmdir(dir);
+}
+
 }  // namespace
