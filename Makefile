@@ -136,11 +136,10 @@ test: $(TESTS) $(PROGRAMS)
 	@PROGRAMS="$(PROGRAMS)" tests/run.sh $(TESTS)
 
 # Every program's size sweep, recorded as NN_name/results/<gpu>.csv.
-GPU_TAG = $(shell common/gpu_tag.sh)
 bench: $(PROGRAMS)
-	@test -n "$(GPU_TAG)" || { echo "make bench: common/gpu_tag.sh named no GPU (nvidia-smi -L; why, if it said, above)"; exit 1; }
-	@set -e; for c in $(CHAPTERS); do \
-	    mkdir -p $$c/results; ./$${c#*_} --sweep --csv $$c/results/$(GPU_TAG).csv; done
+	@tag=$$(common/gpu_tag.sh) || { echo "make bench: common/gpu_tag.sh named no GPU (nvidia-smi -L; why, if it said, above)"; exit 1; }; \
+	set -e; for c in $(CHAPTERS); do \
+	    mkdir -p $$c/results; ./$${c#*_} --sweep --csv $$c/results/$$tag.csv; done
 
 # PNG plots beside each results CSV, and the README tables made from the same CSVs.
 plots: | check-matplotlib

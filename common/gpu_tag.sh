@@ -31,14 +31,16 @@ else
     want=${want%%,*} want=${want// /}
     case $want in
         "") exit 1 ;;  # CUDA_VISIBLE_DEVICES= : no GPU visible
-        GPU-*) pick=$(printf '%s\n' "$gpus" | awk -F'|' -v w="$want" 'index($2, w) == 1' | head -n 1)
+        MIG-GPU-*) echo "gpu_tag.sh: CUDA_VISIBLE_DEVICES=$want: name the slice by its MIG UUID (nvidia-smi -L)" >&2
+                   exit 1 ;;
+        GPU-*) pick=$(printf '%s\n' "$gpus" | awk -F'|' -v w="$want" 'index($2, w) == 1')
                mig=${pick#*|*|} mig=${mig%%|*} ;;
-        MIG-*) pick=$(printf '%s\n' "$gpus" | awk -F'|' -v w="=$want" 'index($4, w) > 0' | head -n 1)
+        MIG-*) pick=$(printf '%s\n' "$gpus" | awk -F'|' -v w="=$want" 'index($4, w) > 0')
                mig=$(printf '%s\n' "${pick##*|}" | tr ' ' '\n' | awk -F= -v w="$want" 'index($2, w) == 1 { print $1 }') ;;
         *[!0-9]*) echo "gpu_tag.sh: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES: not an index or a UUID" >&2; exit 1 ;;
         *) if [ "${CUDA_DEVICE_ORDER:-}" != PCI_BUS_ID ] &&
                   [ "$(printf '%s\n' "$gpus" | cut -d'|' -f1,3 | sort -u | wc -l)" -gt 1 ]; then
-               echo "gpu_tag.sh: GPUs of different models here, and CUDA's device $want is the fastest-first order's," \
+               echo "gpu_tag.sh: GPUs of different models (or MIG layouts) here, and CUDA's device $want is the fastest-first order's," \
                     "not nvidia-smi's: set CUDA_VISIBLE_DEVICES to the GPU's UUID (nvidia-smi -L)" \
                     "or CUDA_DEVICE_ORDER=PCI_BUS_ID" >&2
                exit 1
@@ -47,6 +49,11 @@ else
            mig=${pick#*|*|} mig=${mig%%|*} ;;
     esac
     [ -n "$pick" ] || { echo "gpu_tag.sh: no GPU $want (nvidia-smi -L)" >&2; exit 1; }
+    # A UUID's prefix (CUDA takes one) must name one GPU, and one slice.
+    if [ "$(printf '%s\n' "$pick" | wc -l)" -gt 1 ] || [ "$(printf '%s\n' "$mig" | wc -l)" -gt 1 ]; then
+        echo "gpu_tag.sh: CUDA_VISIBLE_DEVICES=$want matches more than one GPU or slice" >&2
+        exit 1
+    fi
     name=${pick%%|*}
 fi
 # Lower case, '-' as a space; the vendor and brand words go.

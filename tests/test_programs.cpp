@@ -367,11 +367,14 @@ TEST(Scripts, GpuTagNamesTheGpuTheProgramsRunOn) {
     EXPECT_EQ(tag(mixed, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1,0").out, "rtx4090\n");
     EXPECT_EQ(tag(mixed, "CUDA_DEVICE_ORDER=PCI_BUS_ID").out, "rtx3060\n");
     EXPECT_EQ(tag(mixed, "CUDA_VISIBLE_DEVICES=").code, 1);
+    EXPECT_EQ(tag(mixed, "CUDA_VISIBLE_DEVICES=GPU-").code, 1);  // a prefix of both
     EXPECT_EQ(tag(mixed, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2").code, 1);
     EXPECT_EQ(tag(twins, "").out, "h200\n");
     EXPECT_EQ(tag(twins, "CUDA_VISIBLE_DEVICES=1").out, "h200\n");
     EXPECT_EQ(tag(sliced, "").out, "h100-mig-1g.10gb\n");
     EXPECT_EQ(tag(sliced, "CUDA_VISIBLE_DEVICES=MIG-9999aaaa").out, "h100-mig-2g.20gb\n");
+    EXPECT_EQ(tag(sliced, "CUDA_VISIBLE_DEVICES=MIG-").code, 1);  // both slices
+    EXPECT_EQ(tag(sliced, "CUDA_VISIBLE_DEVICES=MIG-GPU-eeee5555/1/0").code, 1);  // the old form: not mapped
     for (const char* f : {"mixed", "twins", "sliced"}) std::remove((std::string(dir) + "/" + f).c_str());
     rmdir(dir);
 }
