@@ -108,7 +108,7 @@ void print_goal(const common::Report& report, const std::string& problem, int nu
         if (!best || r.ms < best->ms) best = &r;
         if (r.kernel == "clusterHistBest") rule = &r;
     }
-    if (best) std::printf("fastest cluster kernel here: %s, %.2f x CUB\n", best->kernel.c_str(), cub_ms / best->ms);
+    if (best) std::printf("fastest clusterHist* kernel here: %s, %.2f x CUB\n", best->kernel.c_str(), cub_ms / best->ms);
     if (!rule) return;
     const double x_cub = cub_ms / rule->ms;
     const bool atomics_ran = atomics_ms > 0;  // not with --kernel clusterHistBest
@@ -173,6 +173,7 @@ bool run_problem(const Problem& pb, const common::CommonOptions& opt, const comm
             continue;
         }
         auto run = [&] { CHECK(launch(p, d_in.get(), n, d_out.get(), num_bins)); };
+        common::note_ran(v.name);  // (a fast kernel below 9.0 runs where the bins fit one block, not past it)
         d_out.poison();
         const double once = common::time_once_ms(run);
         c = check(v.name);

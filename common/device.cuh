@@ -89,16 +89,24 @@ inline bool no_cuda_device(cudaError_t err, int count) {
 
 // The end of a program's run: the last line and the exit code. FAIL (1) if a
 // check failed; WAIVED (77) where --kernel asked for one kernel and this GPU
-// cannot run it (note_waived: nothing that was asked for ran, so the run is
-// no PASS); else PASS (0). A mode that measures and checks nothing (04's
-// --accuracy) ends with asked_kernel_waived alone: WAIVED (77), else 0.
+// cannot run it (note_waived, and never note_ran: nothing that was asked for
+// ran, so the run is no PASS); else PASS (0). A program whose kernel may be
+// waived at one size and run at another (02's, by the bins) notes the runs. A
+// mode that measures and checks nothing (04's --accuracy) ends with
+// asked_kernel_waived alone: WAIVED (77), else 0.
 inline std::set<std::string>& waived_kernels() {
     static std::set<std::string> names;
     return names;
 }
+inline std::set<std::string>& ran_kernels() {
+    static std::set<std::string> names;
+    return names;
+}
 inline void note_waived(const std::string& kernel) { waived_kernels().insert(kernel); }
+inline void note_ran(const std::string& kernel) { ran_kernels().insert(kernel); }
 inline bool asked_kernel_waived(const std::string& asked_kernel) {  // prints the WAIVED line when it is
-    if (asked_kernel.empty() || !waived_kernels().count(asked_kernel)) return false;
+    if (asked_kernel.empty() || !waived_kernels().count(asked_kernel) || ran_kernels().count(asked_kernel))
+        return false;
     std::printf("\nWAIVED: --kernel %s cannot run on this GPU (why: above)\n", asked_kernel.c_str());
     return true;
 }

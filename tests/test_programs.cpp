@@ -101,6 +101,16 @@ TEST(Programs, AKernelAskedForThatIsWaivedEndsTheRunWaived) {
         const Result r = run(env + a.program + " --kernel " + a.runs + tail);
         EXPECT_EQ(r.code, 0) << a.program << " --kernel " << a.runs << ": " << r.out;
         EXPECT_NE(r.out.rfind("PASS"), std::string::npos) << r.out;
+        if (std::string(a.program) == "./distributed_smem") {
+            // Below 9.0 a fast kernel runs where one block holds the bins (C = 1, no cluster) and is
+            // waived where they need a cluster.
+            const std::string fast = env + a.program + " --kernel clusterHistVec4 --n 10000 --reps 1 --warmup 0 --bins ";
+            const Result in_block = run(fast + "1024"), past = run(fast + "65537");
+            EXPECT_EQ(in_block.code, 0) << in_block.out;
+            EXPECT_NE(in_block.out.rfind("PASS"), std::string::npos) << in_block.out;
+            EXPECT_EQ(past.code, 77) << past.out;
+            EXPECT_NE(past.out.find("bins need a cluster"), std::string::npos) << past.out;
+        }
         if (std::string(a.program) != "./reduction") continue;
         // --accuracy measures a table and checks nothing (no PASS line), with the same exit codes.
         const std::string acc = env + a.program + " --accuracy --n 100000 --kernel ";
