@@ -74,7 +74,8 @@ inline const std::vector<Variant>& pitfalls() {
     return v;
 }
 
-// The cluster variants: every kernel from clusterHist on (the test suites group them by this).
+// The cluster variants: every kernel from clusterHist on, written for clusters. Whether a
+// plan of one launches a cluster is launches_clusters' (the fast ones at C = 1 do not).
 inline bool needs_cluster(Algo a) {
     return a == Algo::Cluster || a == Algo::ClusterNoFinalSync || a == Algo::Vec4 || a == Algo::Vec4Agg ||
            a == Algo::Sliced || a == Algo::SlicedAgg || a == Algo::Exchange || a == Algo::Best;
@@ -305,6 +306,9 @@ inline Plan make_plan(const Variant& v, int num_bins, const common::Gpu& g, int 
     if (launches_clusters(v, cluster_for(v, num_bins, g, cluster_override)))
         if (const std::string why = cluster_refusal(g); !why.empty()) {
             p.why_not = "WAIVED: " + why;
+            if (!launches_clusters(v, 1))  // a fast kernel: it runs where one block holds the bins
+                p.why_not += "; " + std::to_string(num_bins) + " bins need a cluster (one block holds " +
+                             std::to_string(cap) + ")";
             return p;
         }
     switch (v.algo) {

@@ -209,6 +209,7 @@ class Histogram : public ::testing::TestWithParam<std::tuple<int64_t, int, bool>
                         testing_gpu::runs_here(std::string(v.name) + " c=" + std::to_string(c), p.why_not);
                     continue;
                 }
+                EXPECT_EQ(p.plain_kernel != nullptr || p.plain_launch, !cluster_kernels) << v.name << " c=" << c;
                 const common::Comparison r = run(p, in, ref, bins);
                 ++ran;
                 EXPECT_TRUE(r.pass()) << v.name << " cluster " << p.cluster << " n=" << n << " bins=" << bins
@@ -360,20 +361,23 @@ TEST(HistogramBroken, WrapInsteadOfClampIsCaught) {
 TEST(HistogramPlans, AnEarlierLargerPlanStillLaunches) {
     SKIP_WITHOUT_GPU();
     const common::Gpu& g = common::gpu();
-    const std::vector<const char*> names = {"histSmem", "clusterHistSliced"};  // (C = 1: a plain launch, any GPU)
-    const int many = bins_per_block(g), few = 256;
-    for (const char* name : names) {
+    // histSmem and the fast kernel at C = 1 (plain launches, any GPU); at C = 2 (a cluster launch).
+    std::vector<std::pair<const char*, int>> plans = {{"histSmem", 1}, {"clusterHistSliced", 1}};
+    if (cluster_refusal(g).empty() && g.max_cluster >= 2) plans.push_back({"clusterHistSliced", 2});
+    const int few = 256;
+    for (const auto& [name, c] : plans) {
         const Variant& v = common::kernel_named(kernels(), name);
-        const Plan big = make_plan(v, many, g, 1);
+        const int many = c * bins_per_block(g);
+        const Plan big = make_plan(v, many, g, c);
         ASSERT_TRUE(big.ok) << name << ": " << big.why_not;
-        const Plan small = make_plan(v, few, g, 1);
+        const Plan small = make_plan(v, few, g, c);
         ASSERT_TRUE(small.ok) << name << ": " << small.why_not;
         std::vector<int> in;
         std::vector<unsigned> ref;
         make_samples(in, 1000003, many, false, 0.01, 11);
         histogram_cpu(in.data(), in.size(), many, ref);
-        EXPECT_TRUE(run(big, in, ref, many).pass()) << name << ": the plan for " << many << " bins, launched after one for "
-                                                    << few;
+        EXPECT_TRUE(run(big, in, ref, many).pass()) << name << " c=" << c << ": the plan for " << many
+                                                    << " bins, launched after one for " << few;
     }
 }
 
